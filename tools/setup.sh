@@ -1,0 +1,89 @@
+#!/usr/bin/env bash
+# Installs everything the suite needs to build and test on Debian 12, as root, with no
+# prompts. Idempotent: a second run checks and returns quickly.
+#
+# It also fetches Debian's source package of exactly the installed Slurm version and
+# configures it once: the select plugin needs slurmctld's internal headers and config.h,
+# which no binary package ships. The configured tree is cached under
+#   ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/slurm-src/<version>/
+# and its path is printed on the last line (also written to .../slurm-src/current).
+set -euo pipefail
+
+log() { printf 'setup: %s\n' "$*" >&2; }
+die() { printf 'setup: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (it installs Debian packages)"
+export DEBIAN_FRONTEND=noninteractive
+
+CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
+
+PACKAGES=(
+  # Slurm daemons, clients and headers
+  slurmctld slurmd slurm-client munge libslurm-dev slurm-wlm-basic-plugins-dev
+  # topology sources
+  libhwloc-dev hwloc libibverbs-dev libibnetdisc-dev infiniband-diags
+  # C++ libraries
+  libboost1.81-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
+  # build and test tools
+  build-essential cmake pkg-config dpkg-dev clang libclang-rt-14-dev graphviz
+  python3 procps iproute2 util-linux
+)
+
+missing=()
+for p in "${PACKAGES[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q '^install ok installed' ||
+    missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  log "installing: ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# The Debian packages start daemons where an init system exists; the suite runs its own.
+for svc in slurmctld slurmd munge; do
+  if command -v service >/dev/null && [ -d /run/systemd/system ]; then
+    service "$svc" stop >/dev/null 2>&1 || true
+  fi
+done
+
+version=$(dpkg-query -W -f='${Version}' slurmctld)   # e.g. 22.05.8-4+deb12u3
+upstream=${version%%-*}                               # 22.05.8
+tree="$CACHE/slurm-src/$version"
+
+if [ ! -f "$tree/.configured" ]; then
+  if ! apt-get source --print-uris -qq "slurm-wlm=$version" >/dev/null 2>&1; then
+    # Debian's images ship only binary sources; add deb-src entries for the same suites.
+    if [ -f /etc/apt/sources.list.d/debian.sources ]; then
+      sed 's/^Types: deb$/Types: deb-src/' /etc/apt/sources.list.d/debian.sources \
+        >/etc/apt/sources.list.d/slurm-ai-deb-src.sources
+    elif [ -f /etc/apt/sources.list ]; then
+      grep -E '^deb ' /etc/apt/sources.list | sed 's/^deb /deb-src /' \
+        >/etc/apt/sources.list.d/slurm-ai-deb-src.list
+    else
+      die "no apt source found to derive a deb-src entry from"
+    fi
+    apt-get update -qq
+  fi
+  rm -rf "$tree"
+  mkdir -p "$tree.tmp"
+  log "fetching Debian's source of slurm-wlm $version"
+  (cd "$tree.tmp" && apt-get source -qq "slurm-wlm=$version" >/dev/null 2>&1) ||
+    die "apt-get source slurm-wlm=$version failed"
+  src=$(find "$tree.tmp" -maxdepth 1 -type d -name "slurm-wlm-$upstream*" | head -n1)
+  [ -n "$src" ] || die "unpacked source of slurm-wlm $upstream not found in $tree.tmp"
+  log "configuring $src (about a minute)"
+  (cd "$src" && ./configure --prefix=/usr --sysconfdir=/etc/slurm \
+      --enable-multiple-slurmd >"$tree.tmp/configure.log" 2>&1) ||
+    die "configure failed; see $tree.tmp/configure.log"
+  mv "$src" "$tree"
+  mv "$tree.tmp/configure.log" "$tree/"
+  rm -rf "$tree.tmp"
+  touch "$tree/.configured"
+fi
+grep -q "define SLURM_VERSION_STRING \"$upstream\"" "$tree/config.h" ||
+  die "cached tree $tree is not Slurm $upstream"
+mkdir -p "$CACHE/slurm-src"
+echo "$tree" >"$CACHE/slurm-src/current"
+log "ready: Slurm $version, configured source tree below"
+echo "$tree"
