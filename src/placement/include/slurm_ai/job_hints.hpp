@@ -1,0 +1,128 @@
+// What a job tells the suite about itself through the --ai-* options: its communication
+// pattern, a task DAG file, elasticity, gang membership, checkpointing and how strictly it
+// wants locality. The same parser serves the SPANK plugin (where the user types the
+// value, so a bad one stops sbatch before any job exists) and the select plugin (which
+// reads the values back from the job's SPANK environment inside slurmctld).
+//
+// Every parse_* function is pure: it returns the value or an InputError naming the option,
+// the offending text and what was expected. None of them throws on bad input.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "slurm_ai/input_error.hpp"
+
+namespace slurm_ai {
+
+enum class CommPattern { kAllReduce, kPipeline, kTensorParallel, kMoE, kParameterServer, kNone };
+
+std::string_view to_string(CommPattern p);
+
+// --ai-comm=PATTERN[:key=value,...]. Fields a pattern does not use stay 0; 0 also means
+// "not given" and lets the placement engine apply its default.
+struct CommSpec {
+    CommPattern pattern = CommPattern::kAllReduce;
+    std::uint64_t bytes = 0;         // bytes exchanged per step by the main collective
+    std::uint32_t stages = 0;        // pipeline: number of stages
+    std::uint32_t microbatches = 0;  // pipeline: micro-batches per step
+    std::uint32_t tp_size = 0;       // tp: tensor-parallel group size
+    std::uint32_t experts = 0;       // moe: number of experts
+    std::uint32_t servers = 0;       // ps: number of parameter servers
+    std::string algo;                // allreduce: ring | tree | hierarchical | auto ("" = auto)
+    bool operator==(const CommSpec &) const = default;
+};
+
+// --ai-elastic=MIN:MAX (nodes).
+struct ElasticSpec {
+    std::uint32_t min_nodes = 0;
+    std::uint32_t max_nodes = 0;
+    bool operator==(const ElasticSpec &) const = default;
+};
+
+// --ai-gang=NAME:SIZE[:TIMEOUT].
+struct GangSpec {
+    std::string name;
+    std::uint32_t size = 0;
+    std::uint32_t timeout_s = 0;  // 0: wait forever
+    bool operator==(const GangSpec &) const = default;
+};
+
+// --ai-checkpoint=DIR[,signal=SIG@SECS][,keep=N].
+struct CheckpointSpec {
+    std::string dir;
+    int signal = 10;                      // SIGUSR1 on Linux
+    std::uint32_t signal_before_s = 300;  // seconds before the time limit
+    std::uint32_t keep = 3;               // complete checkpoints kept
+    bool operator==(const CheckpointSpec &) const = default;
+};
+
+// --ai-locality=hard|soft[:WAIT].
+struct LocalitySpec {
+    bool hard = false;
+    std::uint32_t wait_s = 0;  // soft: how long to wait for a better placement
+    bool operator==(const LocalitySpec &) const = default;
+};
+
+struct JobHints {
+    std::optional<CommSpec> comm;
+    std::optional<std::string> dag_file;
+    std::optional<ElasticSpec> elastic;
+    std::optional<GangSpec> gang;
+    std::optional<CheckpointSpec> checkpoint;
+    std::optional<LocalitySpec> locality;
+
+    bool empty() const {
+        return !comm && !dag_file && !elastic && !gang && !checkpoint && !locality;
+    }
+    bool operator==(const JobHints &) const = default;
+};
+
+// One row of the option table that the SPANK plugin registers in a loop.
+struct HintOption {
+    const char *name;     // without the leading "--"
+    const char *arginfo;  // one word describing the argument
+    const char *usage;    // help text, starting with the plugin's tag
+};
+std::span<const HintOption> hint_options();
+
+Parsed<CommSpec> parse_comm(std::string_view text);
+// The DAG path must be absolute (sbatch may run in another directory than the job).
+Parsed<std::string> parse_dag_path(std::string_view text);
+Parsed<ElasticSpec> parse_elastic(std::string_view text);
+Parsed<GangSpec> parse_gang(std::string_view text);
+Parsed<CheckpointSpec> parse_checkpoint(std::string_view text);
+Parsed<LocalitySpec> parse_locality(std::string_view text);
+
+// Parses `value` as the option `name` (with or without "--", "-" or "_" separators) and
+// stores it in `hints`. Returns the error, or nothing on success.
+std::optional<InputError> apply_hint(JobHints &hints, std::string_view name,
+                                     std::string_view value);
+
+// Reads the hints of one job from its SPANK environment ("NAME=VALUE" strings as slurmctld
+// keeps them in job_ptr->spank_job_env). Options of other plugins are ignored; a bad value
+// is reported and the other options are still read.
+struct HintsFromEnv {
+    JobHints hints;
+    std::vector<InputError> errors;
+};
+HintsFromEnv hints_from_spank_env(std::span<const char *const> env,
+                                  std::string_view plugin_name = "ai");
+
+// The environment variable name under which Slurm carries a SPANK option's value.
+std::string spank_option_env_name(std::string_view plugin_name, std::string_view option);
+
+void to_json(nlohmann::json &j, const JobHints &h);
+
+// Sizes: "4096", "512K", "1.5G", "2GiB", "100MB" (K/M/G/T are powers of 1024, as Slurm's
+// --mem). Durations: "90", "90s", "15m", "2h", "1d".
+Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text);
+Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view text);
+
+}  // namespace slurm_ai
