@@ -1,0 +1,33 @@
+#!/usr/bin/env bash
+# Runs every test of the suite on a fresh Debian 12 machine, as root: installs what is
+# needed (tools/setup.sh), builds with warnings as errors, then runs ctest: unit tests,
+# build checks and the integration tests against a live mini-cluster, which ctest brings
+# up once and tears down at the end, also when a test fails.
+#
+#   tools/run-tests.sh [ctest arguments...]     e.g. -L unit, -R cluster.batch_job
+#
+# BUILD_DIR (default: build) is where it builds; logs of the long steps go there.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${BUILD_DIR:-build}
+mkdir -p "$build"
+
+run_logged() {  # run_logged LOG CMD...: quiet unless it fails
+    if ! "$@" >"$1.log" 2>&1; then
+        echo "run-tests: '${*:2}' failed; last lines of $1.log:" >&2
+        tail -n 40 "$1.log" >&2
+        exit 1
+    fi
+}
+
+echo "run-tests: installing dependencies (log: $build/setup.log)"
+run_logged "$build/setup" bash tools/setup.sh
+echo "run-tests: building (log: $build/build.log)"
+run_logged "$build/configure" cmake -S . -B "$build" -DSLURM_AI_WERROR=ON
+run_logged "$build/build" cmake --build "$build" -j"$(nproc)"
+
+cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.txt")
+# ctest's fixture cleanup tears the cluster down; this covers ctest itself being killed.
+trap 'tools/minicluster down --dir "$cluster_dir" >/dev/null 2>&1 || true' EXIT
+
+ctest --test-dir "$build" --output-on-failure "$@"
