@@ -17,6 +17,7 @@
 #include "slurm/slurm.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
+#include "src/common/job_resources.h"
 #include "src/common/select.h"
 #include "src/slurmctld/slurmctld.h"
 
@@ -81,9 +82,11 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
 int select_p_job_begin(job_record_t *job_ptr) {
     char err[512] = "";
     int rc = cons_tres.job_begin(job_ptr);
+    /* job_ptr->nodes is filled in from job_resrcs only after job_begin returns. */
+    const char *nodes = job_ptr->job_resrcs ? job_ptr->job_resrcs->nodes : job_ptr->nodes;
 
     /* The record is what ai-explain shows; failing to write it never fails the job. */
-    if (ai_select_record_job(slurm_conf.state_save_location, job_ptr->job_id, job_ptr->nodes,
+    if (ai_select_record_job(slurm_conf.state_save_location, job_ptr->job_id, nodes,
                              (const char *const *)job_ptr->spank_job_env,
                              job_ptr->spank_job_env_size, err, sizeof(err)) < 0)
         error("%s: %pJ: cannot record placement: %s", plugin_type, job_ptr, err);
