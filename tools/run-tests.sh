@@ -10,21 +10,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
-mkdir -p "$build"
-
-run_logged() {  # run_logged LOG CMD...: quiet unless it fails
-    if ! "$@" >"$1.log" 2>&1; then
-        echo "run-tests: '${*:2}' failed; last lines of $1.log:" >&2
-        tail -n 40 "$1.log" >&2
-        exit 1
-    fi
-}
-
-echo "run-tests: installing dependencies (log: $build/setup.log)"
-run_logged "$build/setup" bash tools/setup.sh
-echo "run-tests: building (log: $build/build.log)"
-run_logged "$build/configure" cmake -S . -B "$build" -DSLURM_AI_WERROR=ON
-run_logged "$build/build" cmake --build "$build" -j"$(nproc)"
+BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON
 
 cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.txt")
 # ctest's fixture cleanup tears the cluster down; this covers ctest itself being killed.
