@@ -29,6 +29,49 @@ constexpr std::array<HintOption, 6> kOptions{{
      "[ai] hard: only a compact placement; soft: wait up to WAIT for one, then any"},
 }};
 
+// The patterns of --ai-comm and the integer keys each one accepts besides bytes/algo.
+struct CountKey {
+    const char *key;
+    std::uint32_t CommSpec::*member;
+    std::uint32_t min, max;
+};
+struct PatternDef {
+    std::string_view name;
+    CommPattern pattern;
+    const char *allowed;  // for error messages
+    bool has_bytes, has_algo;
+    std::array<CountKey, 2> counts;
+};
+constexpr std::array<PatternDef, 6> kPatterns{{
+    {"allreduce", CommPattern::kAllReduce, "bytes, algo", true, true, {}},
+    {"pipeline",
+     CommPattern::kPipeline,
+     "stages, bytes, microbatches",
+     true,
+     false,
+     {{{"stages", &CommSpec::stages, 2, 4096},
+       {"microbatches", &CommSpec::microbatches, 1, 1 << 20}}}},
+    {"tp",
+     CommPattern::kTensorParallel,
+     "size, bytes",
+     true,
+     false,
+     {{{"size", &CommSpec::tp_size, 2, 1024}}}},
+    {"moe",
+     CommPattern::kMoE,
+     "experts, bytes",
+     true,
+     false,
+     {{{"experts", &CommSpec::experts, 2, 1 << 20}}}},
+    {"ps",
+     CommPattern::kParameterServer,
+     "servers, bytes",
+     true,
+     false,
+     {{{"servers", &CommSpec::servers, 1, 4096}}}},
+    {"none", CommPattern::kNone, "no keys", false, false, {}},
+}};
+
 std::string_view trim(std::string_view s) {
     while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
         s.remove_prefix(1);
@@ -102,20 +145,9 @@ Parsed<int> parse_signal(std::string_view field, std::string_view text) {
 }  // namespace
 
 std::string_view to_string(CommPattern p) {
-    switch (p) {
-        case CommPattern::kAllReduce:
-            return "allreduce";
-        case CommPattern::kPipeline:
-            return "pipeline";
-        case CommPattern::kTensorParallel:
-            return "tp";
-        case CommPattern::kMoE:
-            return "moe";
-        case CommPattern::kParameterServer:
-            return "ps";
-        case CommPattern::kNone:
-            return "none";
-    }
+    for (const auto &d : kPatterns)
+        if (d.pattern == p)
+            return d.name;
     return "?";
 }
 
@@ -195,94 +227,47 @@ Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view te
 }
 
 Parsed<CommSpec> parse_comm(std::string_view text) {
-    static const std::string kPatterns = "one of allreduce, pipeline, tp, moe, ps, none";
     const std::string_view field = "--ai-comm";
     auto t = trim(text);
     auto colon = t.find(':');
     std::string name = lower(t.substr(0, colon));
+    auto def = std::find_if(kPatterns.begin(), kPatterns.end(),
+                            [&](const PatternDef &d) { return d.name == name; });
+    if (def == kPatterns.end())
+        return error(field, text,
+                     "one of allreduce, pipeline, tp, moe, ps, none "
+                     "(optionally followed by :key=value,...)");
     CommSpec spec;
-    if (name == "allreduce")
-        spec.pattern = CommPattern::kAllReduce;
-    else if (name == "pipeline")
-        spec.pattern = CommPattern::kPipeline;
-    else if (name == "tp")
-        spec.pattern = CommPattern::kTensorParallel;
-    else if (name == "moe")
-        spec.pattern = CommPattern::kMoE;
-    else if (name == "ps")
-        spec.pattern = CommPattern::kParameterServer;
-    else if (name == "none")
-        spec.pattern = CommPattern::kNone;
-    else
-        return error(field, text, kPatterns + " (optionally followed by :key=value,...)");
+    spec.pattern = def->pattern;
     if (colon == std::string_view::npos)
         return spec;
 
-    // The keys each pattern understands; anything else is a typo worth refusing.
-    std::string allowed;
-    switch (spec.pattern) {
-        case CommPattern::kAllReduce:
-            allowed = "bytes, algo";
-            break;
-        case CommPattern::kPipeline:
-            allowed = "stages, bytes, microbatches";
-            break;
-        case CommPattern::kTensorParallel:
-            allowed = "size, bytes";
-            break;
-        case CommPattern::kMoE:
-            allowed = "experts, bytes";
-            break;
-        case CommPattern::kParameterServer:
-            allowed = "servers, bytes";
-            break;
-        case CommPattern::kNone:
-            allowed = "no keys";
-            break;
-    }
+    // Each pattern accepts only its own keys; anything else is a typo worth refusing.
+    const std::string allowed = def->allowed;
     for (auto item : split(t.substr(colon + 1), ',')) {
         auto eq = item.find('=');
         std::string key = lower(trim(item.substr(0, eq)));
-        std::string kfield = "--ai-comm " + name + " key '" + key + "'";
         if (eq == std::string_view::npos || key.empty())
             return error(field, text, "key=value pairs after '" + name + ":' (" + allowed + ")");
+        std::string kfield = "--ai-comm " + name + " key '" + key + "'";
         auto val = trim(item.substr(eq + 1));
-        auto p = spec.pattern;
-        Parsed<std::uint32_t> count = std::uint32_t{0};
-        if (key == "bytes" && p != CommPattern::kNone) {
+        if (key == "bytes" && def->has_bytes) {
             auto size = parse_size(kfield, val);
             if (!size)
                 return size.error();
             spec.bytes = size.value();
-            continue;
-        }
-        if (key == "algo" && p == CommPattern::kAllReduce) {
+        } else if (key == "algo" && def->has_algo) {
             std::string a = lower(val);
             if (a != "ring" && a != "tree" && a != "hierarchical" && a != "auto")
                 return error(kfield, val, "one of ring, tree, hierarchical, auto");
             spec.algo = a == "auto" ? "" : a;
-            continue;
-        }
-        if (key == "stages" && p == CommPattern::kPipeline) {
-            if (!(count = parse_count(kfield, val, 2, 4096)))
+        } else if (auto ck = std::find_if(def->counts.begin(), def->counts.end(),
+                                          [&](const CountKey &c) { return c.key && c.key == key; });
+                   ck != def->counts.end()) {
+            auto count = parse_count(kfield, val, ck->min, ck->max);
+            if (!count)
                 return count.error();
-            spec.stages = count.value();
-        } else if (key == "microbatches" && p == CommPattern::kPipeline) {
-            if (!(count = parse_count(kfield, val, 1, 1 << 20)))
-                return count.error();
-            spec.microbatches = count.value();
-        } else if (key == "size" && p == CommPattern::kTensorParallel) {
-            if (!(count = parse_count(kfield, val, 2, 1024)))
-                return count.error();
-            spec.tp_size = count.value();
-        } else if (key == "experts" && p == CommPattern::kMoE) {
-            if (!(count = parse_count(kfield, val, 2, 1 << 20)))
-                return count.error();
-            spec.experts = count.value();
-        } else if (key == "servers" && p == CommPattern::kParameterServer) {
-            if (!(count = parse_count(kfield, val, 1, 4096)))
-                return count.error();
-            spec.servers = count.value();
+            spec.*(ck->member) = count.value();
         } else {
             return error(field, text, "for " + name + ": " + allowed + " (got key '" + key + "')");
         }
