@@ -1,0 +1,91 @@
+#include "slurm_ai/topology_file.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+namespace slurm_ai {
+
+std::string_view to_string(TopologyFileKind k) {
+    switch (k) {
+        case TopologyFileKind::kHwlocXml: return "hwloc-xml";
+        case TopologyFileKind::kNcclXml: return "nccl-xml";
+        case TopologyFileKind::kTopologyConf: return "topology.conf";
+        case TopologyFileKind::kIbnetdiscover: return "ibnetdiscover";
+    }
+    return "?";
+}
+
+Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return InputError{"file", path, std::string("a readable file (") + std::strerror(errno) + ")",
+                          path, 0};
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    std::string text = std::move(buf).str();
+    if (text.size() > limit)
+        return InputError{"file", path, "a file of at most " + std::to_string(limit >> 20) + " MiB",
+                          path, 0};
+    return text;
+}
+
+Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source) {
+    std::size_t pos = 0;
+    int line = 0;
+    while (pos < text.size()) {
+        auto end = text.find('\n', pos);
+        auto l = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+        pos = end == std::string_view::npos ? text.size() : end + 1;
+        ++line;
+        auto first = l.find_first_not_of(" \t\r");
+        if (first == std::string_view::npos)
+            continue;
+        l.remove_prefix(first);
+        if (l.starts_with('#'))
+            continue;
+        if (l.starts_with("<?xml") || l.starts_with("<!DOCTYPE") || l.starts_with("<!--"))
+            continue;
+        if (l.starts_with("<topology"))
+            return TopologyFileKind::kHwlocXml;
+        if (l.starts_with("<system"))
+            return TopologyFileKind::kNcclXml;
+        auto lower = std::string(l.substr(0, 11));
+        for (auto &c : lower)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (lower.starts_with("switchname="))
+            return TopologyFileKind::kTopologyConf;
+        if (l.starts_with("vendid=") || l.starts_with("Switch") || l.starts_with("Ca") ||
+            l.starts_with("Hca") || l.starts_with("caguid=") || l.starts_with("switchguid="))
+            return TopologyFileKind::kIbnetdiscover;
+        return InputError{"content", std::string(l.substr(0, 40)),
+                          "hwloc XML, NCCL topology XML, topology.conf or ibnetdiscover output",
+                          std::string(source), line};
+    }
+    return InputError{"content", "", "a non-empty topology file", std::string(source), 0};
+}
+
+Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map) {
+    auto text = read_text_file(path);
+    if (!text)
+        return text.error();
+    auto kind = detect_topology_file(text.value(), path);
+    if (!kind)
+        return kind.error();
+    auto wrap = [](auto parsed) -> Parsed<TopologyFile> {
+        if (!parsed)
+            return parsed.error();
+        return TopologyFile(std::move(parsed).value());
+    };
+    switch (kind.value()) {
+        case TopologyFileKind::kHwlocXml: return wrap(parse_hwloc_xml(text.value(), path));
+        case TopologyFileKind::kNcclXml: return wrap(parse_nccl_topo(text.value(), path));
+        case TopologyFileKind::kTopologyConf: return wrap(parse_topology_conf(text.value(), path));
+        case TopologyFileKind::kIbnetdiscover:
+            return wrap(parse_ibnetdiscover(text.value(), path, map));
+    }
+    return InputError{"file", path, "a topology file", path, 0};
+}
+
+}  // namespace slurm_ai

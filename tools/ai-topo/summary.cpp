@@ -1,0 +1,104 @@
+#include "summary.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace slurm_ai::cli {
+
+std::string cpu_ranges(const std::vector<int> &cpus) {
+    std::vector<int> v = cpus;
+    std::sort(v.begin(), v.end());
+    std::string out;
+    for (std::size_t i = 0; i < v.size();) {
+        std::size_t j = i;
+        while (j + 1 < v.size() && v[j + 1] == v[j] + 1)
+            ++j;
+        if (!out.empty())
+            out += ',';
+        out += j == i ? fmt::format("{}", v[i]) : fmt::format("{}-{}", v[i], v[j]);
+        i = j + 1;
+    }
+    return out.empty() ? "-" : out;
+}
+
+namespace {
+std::string base(const std::string &path) {
+    return path == "live" ? path : std::filesystem::path(path).filename().string();
+}
+}  // namespace
+
+std::string summarize(const NodeTopology &t) {
+    std::string out = fmt::format("{}: {}{}\n", base(t.source), t.format,
+                                  t.hostname.empty() ? "" : ", host " + t.hostname);
+    out += fmt::format("  {} packages, {} cores, {} PUs, {} NUMA nodes\n", t.packages, t.cores,
+                       t.pus, t.numa_nodes.size());
+    out += fmt::format("  {} GPUs, {} NVSwitches, {} NICs\n", t.gpus.size(), t.nvswitches,
+                       t.nics.size());
+    auto pairing = t.gpu_nic_pairing();
+    if (!t.gpus.empty()) {
+        out += fmt::format("  {:<4} {:<13} {:<24} {:>4}  {:<12} {}\n", "GPU", "bus id", "model",
+                           "NUMA", "cpus", "NIC");
+        for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+            const auto &g = t.gpus[i];
+            std::string nic = pairing[i] < 0
+                                  ? "-"
+                                  : fmt::format("{} ({})", t.nics[pairing[i]].name,
+                                                to_string(t.nic_path(static_cast<int>(i), pairing[i])));
+            out += fmt::format("  {:<4} {:<13} {:<24} {:>4}  {:<12} {}\n", i, g.pci_busid,
+                               g.model.empty() ? "-" : g.model, g.numa_node, cpu_ranges(g.cpus), nic);
+        }
+    }
+    if (!t.nics.empty()) {
+        out += fmt::format("  {:<10} {:<13} {:<9} {:>4}  {}\n", "NIC", "bus id", "kind", "NUMA",
+                           "PCIe GB/s");
+        for (const auto &n : t.nics)
+            out += fmt::format("  {:<10} {:<13} {:<9} {:>4}  {:g}\n", n.name, n.pci_busid, n.kind,
+                               n.numa_node, n.pcie_gbs);
+    }
+    if (t.gpus.size() > 1) {
+        out += "  GPU to GPU: path type and GB/s\n      ";
+        for (std::size_t j = 0; j < t.gpus.size(); ++j)
+            out += fmt::format("{:>9}", j);
+        out += '\n';
+        for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+            out += fmt::format("  {:>3} ", i);
+            for (std::size_t j = 0; j < t.gpus.size(); ++j) {
+                int a = static_cast<int>(i), b = static_cast<int>(j);
+                out += i == j ? fmt::format("{:>9}", "-")
+                              : fmt::format("{:>9}", fmt::format("{} {:g}", to_string(t.path(a, b)),
+                                                                 t.bandwidth(a, b)));
+            }
+            out += '\n';
+        }
+    }
+    for (const auto &n : t.numa_nodes)
+        out += fmt::format("  NUMA {}: cpus {}, {:.1f} GiB\n", n.os_index, cpu_ranges(n.cpus),
+                           static_cast<double>(n.memory_bytes) / (1ull << 30));
+    return out;
+}
+
+std::string summarize(const Fabric &f) {
+    auto sw = f.switches();
+    auto hosts = f.hosts();
+    std::string out = fmt::format("{}: {}, {} switches, {} hosts, {} links, {} levels\n",
+                                  base(f.source), f.format, sw.size(), hosts.size(), f.links.size(),
+                                  sw.empty() ? 0 : f.max_level() + 1);
+    out += fmt::format("  {:<24} {:>5} {:>6} {:>9} {:>9} {:>9} {:>8}\n", "switch", "level",
+                       "hosts", "switches", "down Gb/s", "up Gb/s", "oversub");
+    for (int s : sw) {
+        int h = 0, nsw = 0;
+        for (int l : f.links_of[s]) {
+            int other = f.links[l].a == s ? f.links[l].b : f.links[l].a;
+            (f.nodes[other].is_switch ? nsw : h)++;
+        }
+        auto st = f.switch_stats(s);
+        out += fmt::format("  {:<24} {:>5} {:>6} {:>9} {:>9g} {:>9g} {:>8}\n", f.nodes[s].name,
+                           f.nodes[s].level, h, nsw, st.down_gbps, st.up_gbps,
+                           st.up_gbps > 0 ? fmt::format("{:.2f}:1", st.oversubscription) : "-");
+    }
+    return out;
+}
+
+}  // namespace slurm_ai::cli
