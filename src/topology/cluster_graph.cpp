@@ -417,6 +417,33 @@ std::optional<Bottleneck> ClusterGraph::bottleneck(std::span<const int> hosts) c
     return best;
 }
 
+int ClusterGraph::host_leaf(int host) const {
+    int s = impl_->host_switch[host];
+    return s < 0 ? -1 : impl_->switch_nodes[s];
+}
+double ClusterGraph::host_link_gbs(int host) const { return impl_->host_link_gbs[host]; }
+double ClusterGraph::uplink_gbs(int switch_node) const {
+    return impl_->uplink_gbs[impl_->switch_of_node[switch_node]];
+}
+int ClusterGraph::switch_level(int switch_node) const {
+    return impl_->switch_level[impl_->switch_of_node[switch_node]];
+}
+int ClusterGraph::switch_hops(int switch_a, int switch_b) const {
+    const Impl &g = *impl_;
+    auto h = g.hops[g.switch_of_node[switch_a] * g.S() + g.switch_of_node[switch_b]];
+    return h == UINT16_MAX ? -1 : h;
+}
+std::vector<int> ClusterGraph::leaves_below(int switch_node) const {
+    std::vector<int> out;
+    for (int s : impl_->leaves_below[impl_->switch_of_node[switch_node]])
+        out.push_back(impl_->switch_nodes[s]);
+    return out;
+}
+const std::vector<int> &ClusterGraph::hosts_at_leaf(int switch_node) const {
+    return impl_->hosts_at_leaf[impl_->switch_of_node[switch_node]];
+}
+std::vector<int> ClusterGraph::switch_nodes() const { return impl_->switch_nodes; }
+
 Parsed<GpuRef> ClusterGraph::parse_endpoint(std::string_view text) const {
     auto colon = text.rfind(':');
     std::string_view host = text.substr(0, colon);

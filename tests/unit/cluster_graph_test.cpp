@@ -136,8 +136,9 @@ TEST_CASE("the X5 fabric as a cluster graph", "[graph]") {
     REQUIRE(map.ok());
     auto fabric = load_ibnetdiscover(kData + "/fabric/X5.topofile", &map.value());
     REQUIRE(fabric.ok());
-    auto g = ClusterGraph::build(std::move(fabric).value());
-    REQUIRE(g.ok());
+    auto built = ClusterGraph::build(std::move(fabric).value());
+    REQUIRE(built.ok());
+    const ClusterGraph &g = built.value();
     CHECK(g.host_count() == 89);
     int a = g.host_index("sl390lin1"), b = g.host_index("sl390lin2"), c = g.host_index("sl390lin101");
     REQUIRE(a >= 0);

@@ -100,6 +100,19 @@ public:
     // nullopt for fewer than two hosts.
     std::optional<Bottleneck> bottleneck(std::span<const int> hosts) const;
 
+    // Fabric structure the placement engine walks (switches as Fabric::nodes indexes).
+    int host_leaf(int host) const;             // the switch the host is cabled to, or -1
+    double host_link_gbs(int host) const;      // one cable of the host, GB/s
+    double uplink_gbs(int switch_node) const;  // capacity towards higher levels, GB/s
+    int switch_level(int switch_node) const;
+    int switch_hops(int switch_a, int switch_b) const;  // -1 when not connected
+    // Leaf switches below a switch (itself, for a leaf), in fabric order.
+    std::vector<int> leaves_below(int switch_node) const;
+    // Hosts cabled to a leaf switch, in host order.
+    const std::vector<int> &hosts_at_leaf(int switch_node) const;
+    // Switches in fabric order.
+    std::vector<int> switch_nodes() const;
+
     // Parses "host" or "host:gpuN" / "host:N" into a GpuRef (gpu -1 for a bare host).
     Parsed<GpuRef> parse_endpoint(std::string_view text) const;
 

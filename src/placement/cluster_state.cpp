@@ -1,0 +1,55 @@
+#include "slurm_ai/cluster_state.hpp"
+
+#include <bit>
+
+#include "slurm_ai/placement.hpp"
+
+namespace slurm_ai {
+
+GpuMask all_gpus(int count) {
+    return count >= 64 ? ~GpuMask{0} : (GpuMask{1} << count) - 1;
+}
+
+ClusterState::ClusterState(const ClusterGraph &g)
+    : graph(&g),
+      free_gpus(g.host_count()),
+      usable(g.host_count(), 1),
+      weight(g.host_count(), 1.0),
+      failures(g.host_count(), 0.0),
+      uplink_load(g.fabric().nodes.size(), 0.0) {
+    for (int h = 0; h < g.host_count(); ++h)
+        free_gpus[h] = all_gpus(static_cast<int>(g.node(h).gpus.size()));
+}
+
+int ClusterState::free_gpu_count(int host) const { return std::popcount(free_gpus[host]); }
+
+bool ClusterState::host_free(int host) const {
+    return usable[host] &&
+           free_gpus[host] == all_gpus(static_cast<int>(graph->node(host).gpus.size()));
+}
+
+void ClusterState::allocate(const Placement &p) {
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        int h = p.hosts[i];
+        if (i < p.gpus.size() && !p.gpus[i].empty()) {
+            for (int g : p.gpus[i])
+                free_gpus[h] &= ~(GpuMask{1} << g);
+        } else {
+            usable[h] = 0;  // a job without GPUs takes the host
+        }
+    }
+}
+
+void ClusterState::release(const Placement &p) {
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        int h = p.hosts[i];
+        if (i < p.gpus.size() && !p.gpus[i].empty()) {
+            for (int g : p.gpus[i])
+                free_gpus[h] |= GpuMask{1} << g;
+        } else {
+            usable[h] = 1;
+        }
+    }
+}
+
+}  // namespace slurm_ai

@@ -1,0 +1,63 @@
+// Internal to the cost model: the ranks of one placement, and the time of a phase in
+// which a set of flows runs at once. A flow between GPUs of one host uses its own GPU
+// link. A flow between hosts crosses the sender's NICs, the receiver's NICs, and, between
+// different leaf switches, both leaves' uplinks; each of those resources splits its
+// capacity equally among the flows crossing it, and a flow runs at the smallest share it
+// gets (and never faster than its path's widest link or its GPU's PCIe path to the NIC).
+#pragma once
+
+#include <span>
+#include <unordered_map>
+#include <vector>
+
+#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/cluster_state.hpp"
+#include "slurm_ai/cost_model.hpp"
+
+namespace slurm_ai::detail {
+
+struct Flow {
+    int src = 0, dst = 0;  // ranks
+    double bytes = 0;
+};
+
+class FlowModel {
+public:
+    FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
+              const ClusterState *state);
+
+    int ranks() const { return static_cast<int>(ranks_.size()); }
+    int host_of(int rank) const { return ranks_[rank].host; }
+    int leaf_of(int rank) const { return graph_->host_leaf(ranks_[rank].host); }
+    const std::vector<GpuRef> &rank_refs() const { return ranks_; }
+    // Hosts in rank order and the ranks on each (contiguous in a well-formed placement).
+    const std::vector<int> &hosts() const { return hosts_; }
+    const std::vector<std::vector<int>> &ranks_by_host() const { return by_host_; }
+
+    // Each flow's alpha + bytes / rate when all of them run at once.
+    std::vector<double> flow_times(std::span<const Flow> flows) const;
+    // Time of one phase: the slowest of flow_times.
+    double phase_time(std::span<const Flow> flows) const;
+    // One flow alone.
+    double pair_time(int src, int dst, double bytes) const;
+    double alpha(int src, int dst) const;
+    // A host's share of NIC bandwidth for this job (GB/s, after efficiency).
+    double nic_gbs(int host) const;
+    // Capacity of a leaf switch's uplinks left for this job (GB/s, after efficiency).
+    double uplink_gbs(int leaf) const;
+    double intra_gbs(int src, int dst) const;  // same host only
+
+private:
+    double inter_cap_gbs(int src, int dst) const;  // path and PCIe limits of one flow
+
+    const ClusterGraph *graph_;
+    CostConstants c_;
+    std::vector<GpuRef> ranks_;
+    const ClusterState *state_;
+    std::vector<int> hosts_;
+    std::vector<std::vector<int>> by_host_;
+    std::unordered_map<int, double> nic_gbs_;  // host -> capacity
+    std::unordered_map<const NodeTopology *, std::vector<int>> pairing_;
+};
+
+}  // namespace slurm_ai::detail

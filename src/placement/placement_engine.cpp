@@ -1,0 +1,167 @@
+#include "slurm_ai/placement_engine.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <set>
+
+#include "policies.hpp"
+
+namespace slurm_ai {
+namespace {
+
+// The level of the lowest switch whose subtree holds every host of a placement.
+int span_level(const ClusterGraph &g, const std::vector<int> &hosts) {
+    std::set<int> leaves;
+    for (int h : hosts)
+        leaves.insert(g.host_leaf(h));
+    if (leaves.size() <= 1)
+        return 0;
+    int best = -1;
+    for (int sw : g.switch_nodes()) {
+        auto below = g.leaves_below(sw);
+        bool all = std::all_of(leaves.begin(), leaves.end(), [&](int l) {
+            return std::find(below.begin(), below.end(), l) != below.end();
+        });
+        if (all && (best < 0 || g.switch_level(sw) < best))
+            best = g.switch_level(sw);
+    }
+    return best < 0 ? 1 << 20 : best;
+}
+
+std::string shape_key(const JobDemand &d) {
+    const auto &c = d.comm;
+    std::string k = std::to_string(d.min_nodes) + "/" + std::to_string(d.max_nodes) + "/" +
+                    std::to_string(d.gpus_per_node) + "/" + std::to_string(d.total_gpus) + "/" +
+                    std::string(to_string(c.pattern)) + "/" + std::to_string(c.bytes) + "/" +
+                    std::to_string(c.stages) + "/" + std::to_string(c.microbatches) + "/" +
+                    std::to_string(c.tp_size) + "/" + std::to_string(c.experts) + "/" +
+                    std::to_string(c.servers) + "/" + c.algo;
+    if (d.dag)
+        k += "/dag" + compact_task_dag(*d.dag);
+    return k;
+}
+
+}  // namespace
+
+struct PlacementEngine::Cache {
+    struct Ideal {
+        double comm_s = 0;
+        int level = 0;
+    };
+    std::map<std::string, Ideal> ideal;
+};
+
+PlacementEngine::PlacementEngine(const ClusterGraph &graph, CostConstants cost, RiskConstants risk,
+                                 EngineOptions options)
+    : graph_(&graph),
+      cost_(graph, cost),
+      risk_(graph, risk),
+      options_(options),
+      cache_(std::make_unique<Cache>()) {}
+
+PlacementEngine::~PlacementEngine() = default;
+
+const std::vector<std::string> &PlacementEngine::policies() {
+    static const std::vector<std::string> names{"engine", "engine-norisk", "tree-bestfit",
+                                                "slurm-default", "random"};
+    return names;
+}
+
+bool PlacementEngine::known_policy(std::string_view name) {
+    const auto &p = policies();
+    return std::find(p.begin(), p.end(), name) != p.end();
+}
+
+double PlacementEngine::lower_bound(const JobDemand &d) const {
+    auto key = shape_key(d);
+    if (auto it = cache_->ideal.find(key); it != cache_->ideal.end())
+        return it->second.comm_s;
+    // The job on an empty cluster: the best of the best-fit candidates, best-linked GPUs.
+    ClusterState empty(*graph_);
+    Cache::Ideal ideal{0, 0};
+    auto ctx = detail::make_context(*this, d, empty, nullptr);
+    if (ctx) {
+        bool first = true;
+        for (auto &fit : detail::fitting_subtrees(*ctx, 1 + options_.rival_subtrees)) {
+            auto p = detail::assemble(*ctx, fit.hosts, true);
+            double s = cost_.estimate(d, p, nullptr).seconds;
+            if (first || s < ideal.comm_s) {
+                ideal = {s, span_level(*graph_, p.hosts)};
+                first = false;
+            }
+        }
+    }
+    cache_->ideal[key] = ideal;
+    return ideal.comm_s;
+}
+
+void PlacementEngine::score(const JobDemand &d, const ClusterState *state, Placement &p) const {
+    auto est = cost_.estimate(d, p, state);
+    p.comm_s = est.seconds;
+    p.algorithm = est.algorithm;
+    p.lower_bound_s = std::min(lower_bound(d), p.comm_s);
+    p.efficiency = p.comm_s > 0 ? p.lower_bound_s / p.comm_s : 1.0;
+    p.risk = risk_.estimate(d, p, state).per_day;
+}
+
+Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
+                                std::string_view policy) const {
+    Decision out;
+    if (!known_policy(policy)) {
+        out.reason = "unknown policy '" + std::string(policy) + "'";
+        return out;
+    }
+    auto start = std::chrono::steady_clock::now();
+    auto ctx = detail::make_context(*this, d, state, &out.reason);
+    if (!ctx)
+        return out;
+    std::optional<Placement> p;
+    if (policy == "engine")
+        p = detail::place_engine(*ctx, options_.risk_weight, options_.time_budget_ms);
+    else if (policy == "engine-norisk")
+        p = detail::place_engine(*ctx, 0.0, options_.time_budget_ms);
+    else if (policy == "tree-bestfit")
+        p = detail::place_tree_bestfit(*ctx);
+    else if (policy == "slurm-default")
+        p = detail::place_slurm_default(*ctx);
+    else
+        p = detail::place_random(*ctx, options_.seed);
+    if (!p || p->empty()) {
+        out.reason = d.total_gpus ? "not enough free GPUs: needs " + std::to_string(d.total_gpus) +
+                                        (ctx->per_host ? " as " + std::to_string(ctx->hosts_needed) +
+                                                             " hosts x " + std::to_string(ctx->per_host)
+                                                       : std::string())
+                                  : "not enough free hosts: needs " + std::to_string(ctx->hosts_needed);
+        return out;
+    }
+    const bool engine = policy == "engine" || policy == "engine-norisk";
+    if (!engine)  // the engine scored its placement while searching
+        score(d, &state, *p);
+    p->policy = std::string(policy);
+    p->decision_ms =
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+
+    if (engine) {
+        lower_bound(d);
+        const auto &ideal = cache_->ideal.at(shape_key(d));
+        if (d.locality.hard && span_level(*graph_, p->hosts) > ideal.level) {
+            out.wait = true;
+            out.reason = "hard locality: waits for hosts under one level-" +
+                         std::to_string(ideal.level) + " switch";
+            return out;
+        }
+        if (!d.locality.hard && d.locality.wait_s > 0 && d.pending_s < d.locality.wait_s &&
+            p->efficiency < options_.min_efficiency) {
+            out.wait = true;
+            out.reason = "soft locality: best placement now is " +
+                         std::to_string(static_cast<int>(p->efficiency * 100)) +
+                         "% efficient; waits up to " + std::to_string(d.locality.wait_s) + " s";
+            return out;
+        }
+    }
+    out.placement = std::move(p);
+    return out;
+}
+
+}  // namespace slurm_ai

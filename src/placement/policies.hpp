@@ -1,0 +1,52 @@
+// Internal to the placement engine: the shape of a job's allocation, the best-fit subtree
+// search over free capacity, and one function per policy.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "slurm_ai/placement_engine.hpp"
+
+namespace slurm_ai::detail {
+
+// What one decision searches over.
+struct SearchContext {
+    const PlacementEngine &engine;
+    const JobDemand &demand;
+    const ClusterState &state;
+    int per_host = 0;         // GPUs each host must give (0: as many as it has)
+    int hosts_needed = 0;     // with per_host or a job without GPUs: exactly this many
+    int gpus_needed = 0;      // total GPUs (0: a job without GPUs)
+    int max_hosts = 0;
+    std::vector<int> capacity;  // per host: what it can give (slots of per_host GPUs,
+                                // free GPUs, or 1 for a usable host); 0: ineligible
+};
+
+// Builds the context; nullopt with a reason when the demand cannot fit this cluster.
+std::optional<SearchContext> make_context(const PlacementEngine &engine, const JobDemand &demand,
+                                          const ClusterState &state, std::string *why);
+
+// A switch's subtree and the hosts taken from it.
+struct SubtreeFit {
+    int switch_node = -1;
+    int level = 0;
+    int capacity = 0;  // what the whole subtree could give
+    std::vector<int> hosts;
+};
+
+// Switches whose subtree can hold the job, lowest level first, then tightest fit; at most
+// `limit`. Hosts are taken leaf by leaf: the smallest leaf that finishes the job, else the
+// largest; within a leaf the hosts that fit most tightly.
+std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit);
+
+// Turns hosts into a placement: hosts ordered by leaf then index, GPUs per host from
+// best_linked (true) or lowest-numbered (false).
+Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked);
+
+std::optional<Placement> place_slurm_default(const SearchContext &c);
+std::optional<Placement> place_tree_bestfit(const SearchContext &c);
+std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
+                                      double budget_ms);
+
+}  // namespace slurm_ai::detail

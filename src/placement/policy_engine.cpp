@@ -1,0 +1,94 @@
+// The suite's own policy: best-fit candidates, best-linked GPUs, then local search.
+#include <algorithm>
+#include <chrono>
+#include <unordered_set>
+
+#include "policies.hpp"
+
+namespace slurm_ai::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Scored {
+    Placement p;
+    double objective = 0;
+};
+
+}  // namespace
+
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms) {
+    const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long>(budget_ms * 1000));
+    const PlacementEngine &e = c.engine;
+    const ClusterGraph &g = e.graph();
+    const double host_rate = e.risk_model().constants().host_per_day;
+
+    auto evaluate = [&](std::vector<int> hosts) {
+        Scored s{assemble(c, std::move(hosts), true), 0};
+        e.score(c.demand, &c.state, s.p);
+        s.objective = (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) +
+                      risk_weight * s.p.risk / host_rate;
+        return s;
+    };
+
+    auto fits = fitting_subtrees(c, 1 + e.options().rival_subtrees);
+    if (fits.empty())
+        return std::nullopt;
+    // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
+    // risk term may trade efficiency only down to it.
+    std::vector<Scored> candidates;
+    for (auto &fit : fits) {
+        candidates.push_back(evaluate(fit.hosts));
+        if (Clock::now() > deadline)
+            break;
+    }
+    const double floor = candidates.front().p.efficiency;
+    auto admissible = [&](const Scored &s) { return s.p.efficiency >= floor - 1e-12; };
+    auto better = [&](const Scored &a, const Scored &b) {
+        if (admissible(a) != admissible(b))
+            return admissible(a);
+        return a.objective < b.objective - 1e-12;
+    };
+    Scored best = candidates.front();
+    for (auto &s : candidates)
+        if (better(s, best))
+            best = s;
+
+    // Local search: swap one host for an eligible host under the same or a sibling
+    // leaf, first improvement, until nothing improves or the budget is spent.
+    if (best.p.hosts.size() > 1 && best.p.efficiency < 1.0 - 1e-9) {
+        bool improved = true;
+        while (improved && Clock::now() < deadline) {
+            improved = false;
+            std::unordered_set<int> chosen(best.p.hosts.begin(), best.p.hosts.end());
+            std::vector<int> leaves;
+            for (int h : best.p.hosts)
+                if (std::find(leaves.begin(), leaves.end(), g.host_leaf(h)) == leaves.end())
+                    leaves.push_back(g.host_leaf(h));
+            std::vector<int> spare;
+            for (int leaf : leaves) {
+                if (leaf < 0)
+                    continue;
+                for (int h : g.hosts_at_leaf(leaf))
+                    if (!chosen.count(h) && c.capacity[h] > 0)
+                        spare.push_back(h);
+            }
+            for (std::size_t i = 0; i < best.p.hosts.size() && !improved; ++i)
+                for (int h : spare) {
+                    if (Clock::now() > deadline)
+                        break;
+                    auto hosts = best.p.hosts;
+                    hosts[i] = h;
+                    Scored s = evaluate(hosts);
+                    if (s.p.rank_count() == best.p.rank_count() && better(s, best)) {
+                        best = std::move(s);
+                        improved = true;
+                        break;
+                    }
+                }
+        }
+    }
+    return best.p;
+}
+
+}  // namespace slurm_ai::detail

@@ -1,0 +1,92 @@
+#include <algorithm>
+#include <string>
+
+#include "collectives.hpp"
+
+namespace slurm_ai::detail {
+
+double ring_allreduce_s(const FlowModel &m, const std::vector<std::vector<int>> &rings,
+                        double bytes) {
+    std::vector<Flow> flows;
+    std::size_t steps = 0;
+    for (const auto &ring : rings) {
+        std::size_t p = ring.size();
+        if (p < 2)
+            continue;
+        steps = std::max(steps, 2 * (p - 1));
+        for (std::size_t i = 0; i < p; ++i)
+            flows.push_back({ring[i], ring[(i + 1) % p], bytes / static_cast<double>(p)});
+    }
+    return steps ? static_cast<double>(steps) * m.phase_time(flows) : 0.0;
+}
+
+double hierarchical_allreduce_s(const FlowModel &m, double bytes,
+                                std::vector<std::pair<std::string, double>> *terms) {
+    const auto &by_host = m.ranks_by_host();
+    std::size_t g = by_host.front().size(), n = by_host.size();
+    for (const auto &h : by_host)
+        if (h.size() != g)
+            return -1;
+    // Inside every host at once: reduce-scatter and all-gather of bytes.
+    double intra = ring_allreduce_s(m, by_host, bytes);
+    // Across hosts: ring k links the k-th rank of every host and carries bytes / g.
+    std::vector<std::vector<int>> rings(g);
+    for (std::size_t k = 0; k < g; ++k)
+        for (const auto &h : by_host)
+            rings[k].push_back(h[k]);
+    double inter = n > 1 ? ring_allreduce_s(m, rings, bytes / static_cast<double>(g)) : 0.0;
+    if (terms) {
+        terms->emplace_back("intra-host", intra);
+        terms->emplace_back("inter-host rings", inter);
+    }
+    return intra + inter;
+}
+
+CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo) {
+    CommEstimate best;
+    best.seconds = -1;
+    auto consider = [&](std::string name, double s, std::vector<std::pair<std::string, double>> t) {
+        if (s < 0)
+            return;
+        if (best.seconds < 0 || s < best.seconds)
+            best = CommEstimate{s, std::move(name), std::move(t)};
+    };
+    if (m.ranks() < 2)
+        return CommEstimate{0, "none", {}};
+    if (algo.empty() || algo == "ring") {
+        std::vector<int> ring(m.ranks());
+        for (int r = 0; r < m.ranks(); ++r)
+            ring[r] = r;
+        double s = ring_allreduce_s(m, {ring}, bytes);
+        consider("ring", s, {{"ring", s}});
+    }
+    if (algo.empty() || algo == "hierarchical") {
+        std::vector<std::pair<std::string, double>> t;
+        consider("hierarchical", hierarchical_allreduce_s(m, bytes, &t), t);
+    }
+    if (algo.empty() || algo == "tree") {
+        std::vector<std::pair<std::string, double>> t;
+        consider("tree", tree_allreduce_s(m, bytes, &t), t);
+    }
+    if (best.seconds < 0) {  // uneven hosts and a named algorithm that needs them even
+        std::vector<int> ring(m.ranks());
+        for (int r = 0; r < m.ranks(); ++r)
+            ring[r] = r;
+        double s = ring_allreduce_s(m, {ring}, bytes);
+        best = CommEstimate{s, "ring", {{"ring (uneven hosts)", s}}};
+    }
+    return best;
+}
+
+CommEstimate tensor_parallel(const FlowModel &m, std::uint32_t group, double bytes) {
+    std::vector<std::vector<int>> groups;
+    for (int r = 0; r < m.ranks(); r += static_cast<int>(group)) {
+        groups.emplace_back();
+        for (int k = r; k < std::min(m.ranks(), r + static_cast<int>(group)); ++k)
+            groups.back().push_back(k);
+    }
+    double s = ring_allreduce_s(m, groups, bytes);
+    return CommEstimate{s, "tp:ring", {{"groups of " + std::to_string(group), s}}};
+}
+
+}  // namespace slurm_ai::detail

@@ -1,0 +1,156 @@
+#include <algorithm>
+#include <map>
+
+#include "gpu_select.hpp"
+#include "policies.hpp"
+
+namespace slurm_ai::detail {
+
+std::optional<SearchContext> make_context(const PlacementEngine &engine, const JobDemand &d,
+                                          const ClusterState &s, std::string *why) {
+    const ClusterGraph &g = engine.graph();
+    SearchContext c{engine, d, s, 0, 0, 0, static_cast<int>(d.max_nodes), {}};
+    c.capacity.assign(g.host_count(), 0);
+    if (d.total_gpus == 0) {
+        c.hosts_needed = static_cast<int>(d.min_nodes);
+        for (int h = 0; h < g.host_count(); ++h)
+            c.capacity[h] = s.usable[h] ? 1 : 0;
+    } else if (d.gpus_per_node > 0 || d.min_nodes > 1) {
+        // --gpus over several nodes is split evenly, as Slurm does.
+        c.per_host = d.gpus_per_node > 0
+                         ? static_cast<int>(d.gpus_per_node)
+                         : static_cast<int>((d.total_gpus + d.min_nodes - 1) / d.min_nodes);
+        c.gpus_needed = static_cast<int>(d.total_gpus);
+        c.hosts_needed = std::max<int>(static_cast<int>(d.min_nodes),
+                                       (c.gpus_needed + c.per_host - 1) / c.per_host);
+        for (int h = 0; h < g.host_count(); ++h)
+            c.capacity[h] = s.usable[h] && s.free_gpu_count(h) >= c.per_host ? 1 : 0;
+    } else {
+        c.gpus_needed = static_cast<int>(d.total_gpus);
+        for (int h = 0; h < g.host_count(); ++h)
+            c.capacity[h] = s.usable[h] ? s.free_gpu_count(h) : 0;
+    }
+    if (c.hosts_needed > c.max_hosts && c.max_hosts > 0) {
+        if (why)
+            *why = "needs " + std::to_string(c.hosts_needed) + " hosts, more than its maximum of " +
+                   std::to_string(c.max_hosts);
+        return std::nullopt;
+    }
+    return c;
+}
+
+namespace {
+
+// How much of the job a set of capacities can hold: hosts (fixed shapes) or GPUs.
+int need(const SearchContext &c) { return c.per_host || !c.gpus_needed ? c.hosts_needed : c.gpus_needed; }
+
+// Picks hosts from one leaf: for fixed shapes the hosts with the fewest free GPUs (the
+// tightest fit, keeping emptier hosts whole); for GPU counts the fullest-free first (the
+// fewest hosts), each giving what is still needed.
+int take_from_leaf(const SearchContext &c, const std::vector<int> &hosts, int wanted,
+                   std::vector<int> &out) {
+    std::vector<int> h = hosts;
+    if (c.per_host || !c.gpus_needed)
+        std::stable_sort(h.begin(), h.end(), [&](int a, int b) {
+            return c.state.free_gpu_count(a) < c.state.free_gpu_count(b);
+        });
+    else
+        std::stable_sort(h.begin(), h.end(),
+                         [&](int a, int b) { return c.capacity[a] > c.capacity[b]; });
+    int got = 0;
+    for (int host : h) {
+        if (got >= wanted)
+            break;
+        out.push_back(host);
+        got += c.capacity[host];
+    }
+    return got;
+}
+
+}  // namespace
+
+std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
+    const ClusterGraph &g = c.engine.graph();
+    const int wanted = need(c);
+    // Capacity per leaf, and the eligible hosts of each.
+    std::map<int, std::vector<int>> at_leaf;
+    std::map<int, int> leaf_cap;
+    for (int h = 0; h < g.host_count(); ++h)
+        if (c.capacity[h] > 0 && g.host_leaf(h) >= 0) {
+            at_leaf[g.host_leaf(h)].push_back(h);
+            leaf_cap[g.host_leaf(h)] += c.capacity[h];
+        }
+    std::vector<SubtreeFit> fits;
+    for (int sw : g.switch_nodes()) {
+        int cap = 0;
+        auto leaves = g.leaves_below(sw);
+        for (int leaf : leaves)
+            if (auto it = leaf_cap.find(leaf); it != leaf_cap.end())
+                cap += it->second;
+        if (cap >= wanted)
+            fits.push_back({sw, g.switch_level(sw), cap, {}});
+    }
+    std::stable_sort(fits.begin(), fits.end(), [](const SubtreeFit &a, const SubtreeFit &b) {
+        return a.level != b.level ? a.level < b.level : a.capacity < b.capacity;
+    });
+    if (static_cast<int>(fits.size()) > limit)
+        fits.resize(limit);
+
+    for (auto &fit : fits) {
+        std::vector<int> leaves;
+        for (int leaf : g.leaves_below(fit.switch_node))
+            if (leaf_cap.count(leaf))
+                leaves.push_back(leaf);
+        int remaining = wanted;
+        while (remaining > 0 && !leaves.empty()) {
+            int pick = -1;
+            for (int leaf : leaves)
+                if (leaf_cap[leaf] >= remaining && (pick < 0 || leaf_cap[leaf] < leaf_cap[pick]))
+                    pick = leaf;
+            if (pick < 0)
+                pick = *std::max_element(leaves.begin(), leaves.end(),
+                                         [&](int a, int b) { return leaf_cap[a] < leaf_cap[b]; });
+            remaining -= take_from_leaf(c, at_leaf[pick], remaining, fit.hosts);
+            leaves.erase(std::find(leaves.begin(), leaves.end(), pick));
+        }
+        if (c.max_hosts > 0 && static_cast<int>(fit.hosts.size()) > c.max_hosts)
+            fit.hosts.clear();  // would need more hosts than the job allows
+    }
+    fits.erase(std::remove_if(fits.begin(), fits.end(),
+                              [](const SubtreeFit &f) { return f.hosts.empty(); }),
+               fits.end());
+    return fits;
+}
+
+Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked) {
+    const ClusterGraph &g = c.engine.graph();
+    // Ring and pipeline neighbours on neighbouring links: group hosts by leaf switch.
+    std::stable_sort(hosts.begin(), hosts.end(), [&](int a, int b) {
+        int la = g.host_leaf(a), lb = g.host_leaf(b);
+        return la != lb ? la < lb : a < b;
+    });
+    Placement p;
+    p.hosts = hosts;
+    p.gpus.assign(hosts.size(), {});
+    if (c.gpus_needed == 0)
+        return p;
+    int remaining = c.gpus_needed;
+    bool multi = hosts.size() > 1;
+    for (std::size_t i = 0; i < hosts.size(); ++i) {
+        int h = hosts[i];
+        int k = c.per_host ? std::min(c.per_host, remaining)
+                           : std::min(c.state.free_gpu_count(h), remaining);
+        p.gpus[i] = best_linked ? best_linked_gpus(g.node(h), c.state.free_gpus[h], k, multi)
+                                : lowest_gpus(c.state.free_gpus[h], k);
+        remaining -= static_cast<int>(p.gpus[i].size());
+    }
+    // Hosts that ended up giving nothing (more hosts than GPUs needed) are dropped.
+    for (std::size_t i = hosts.size(); i-- > 0;)
+        if (p.gpus[i].empty()) {
+            p.hosts.erase(p.hosts.begin() + static_cast<long>(i));
+            p.gpus.erase(p.gpus.begin() + static_cast<long>(i));
+        }
+    return p;
+}
+
+}  // namespace slurm_ai::detail

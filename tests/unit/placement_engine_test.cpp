@@ -1,0 +1,166 @@
+#include "slurm_ai/placement_engine.hpp"
+
+#include <set>
+
+#include <catch2/catch.hpp>
+
+#include "placement_fixtures.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::test;
+
+namespace {
+
+JobDemand gpu_job(std::uint32_t nodes, std::uint32_t per_node, std::optional<CommSpec> comm = {}) {
+    JobHints hints;
+    hints.comm = comm;
+    return make_demand(JobRequest{nodes, nodes, per_node, nodes * per_node, 1}, hints);
+}
+
+std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
+    std::set<int> out;
+    for (int h : p.hosts)
+        out.insert(g.host_leaf(h));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("every policy places a job and the engine is never less efficient", "[engine]") {
+    auto g = fat_tree(3, 4, 200, 200, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h5"});  // leaf1: 2 free, leaf2: 3 free, leaf3: 4 free
+    auto d = gpu_job(3, 8);
+    std::map<std::string, Placement> got;
+    for (const auto &policy : PlacementEngine::policies()) {
+        auto dec = engine.place(d, s, policy);
+        INFO(policy << ": " << dec.reason);
+        REQUIRE(dec.placement);
+        auto &p = *dec.placement;
+        CHECK(p.policy == policy);
+        CHECK(p.hosts.size() == 3);
+        CHECK(p.rank_count() == 24);
+        CHECK(p.efficiency >= 0);
+        CHECK(p.efficiency <= 1);
+        for (int h : p.hosts)
+            CHECK(s.usable[h]);
+        got[policy] = p;
+    }
+    // Slurm's default takes the first free hosts: two on leaf1, one on leaf2.
+    CHECK(leaves_of(g, got["slurm-default"]).size() == 2);
+    // Best fit: the leaf with exactly three free hosts, leaf3 stays whole.
+    CHECK(leaves_of(g, got["tree-bestfit"]) == std::set<int>{g.host_leaf(host(g, "h6"))});
+    CHECK(got["engine"].efficiency >= got["tree-bestfit"].efficiency);
+    CHECK(got["tree-bestfit"].efficiency > got["slurm-default"].efficiency);
+    CHECK(got["engine"].efficiency == Approx(1.0));
+}
+
+TEST_CASE("GPUs inside a host follow the NVLink pairs", "[engine]") {
+    auto p8 = node_file("hwloc/power8gpudistances.xml");
+    REQUIRE(p8.gpus.size() == 4);
+    auto g = fat_tree(1, 2, 100, 100, p8);
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    int h1 = host(g, "h1");
+    occupy(s, g, {"h2"});
+    s.free_gpus[h1] &= ~GpuMask{1};  // GPU 0 busy: 1 is left without its NVLink partner
+    auto dec = engine.place(gpu_job(1, 2), s, "engine");
+    REQUIRE(dec.placement);
+    auto gpus = dec.placement->gpus[0];
+    std::sort(gpus.begin(), gpus.end());
+    CHECK(gpus == std::vector<int>{2, 3});
+    CHECK(p8.path(2, 3) == PathType::kNVLink);
+    // Slurm's default takes the lowest free GPUs, which are not linked.
+    auto slurm = engine.place(gpu_job(1, 2), s, "slurm-default");
+    REQUIRE(slurm.placement);
+    CHECK(slurm.placement->gpus[0] == std::vector<int>{1, 2});
+    CHECK(slurm.placement->efficiency < dec.placement->efficiency);
+}
+
+TEST_CASE("ranks of a host are contiguous and hosts are grouped by leaf", "[engine]") {
+    auto g = fat_tree(2, 4, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h5"});  // two free on leaf1, three on leaf2
+    auto dec = engine.place(gpu_job(4, 8), s, "engine");
+    REQUIRE(dec.placement);
+    auto ranks = dec.placement->ranks();
+    REQUIRE(ranks.size() == 32);
+    std::set<int> finished;
+    for (std::size_t r = 1; r < ranks.size(); ++r)
+        if (ranks[r].host != ranks[r - 1].host) {
+            CHECK_FALSE(finished.count(ranks[r].host));
+            finished.insert(ranks[r - 1].host);
+        }
+    int changes = 0;
+    for (std::size_t r = 1; r < ranks.size(); ++r)
+        changes += g.host_leaf(ranks[r].host) != g.host_leaf(ranks[r - 1].host);
+    CHECK(changes == 1);  // one host of leaf1, then the three of leaf2
+}
+
+TEST_CASE("locality: hard waits for a compact placement, soft waits a while", "[engine]") {
+    auto g = fat_tree(2, 4, 100, 25);
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h5", "h6"});  // two free hosts per leaf
+    JobHints hints;
+    hints.comm = CommSpec{};
+    hints.comm->pattern = CommPattern::kMoE;
+    JobRequest req{3, 3, 0, 0, 1};
+
+    hints.locality = LocalitySpec{true, 0};
+    auto hard = engine.place(make_demand(req, hints), s);
+    CHECK_FALSE(hard.placement);
+    CHECK(hard.wait);
+    CHECK_THAT(hard.reason, Catch::Contains("hard locality"));
+
+    hints.locality = LocalitySpec{false, 600};
+    auto d = make_demand(req, hints);
+    auto soft = engine.place(d, s);
+    CHECK(soft.wait);
+    CHECK_THAT(soft.reason, Catch::Contains("soft locality"));
+    d.pending_s = 601;
+    auto later = engine.place(d, s);
+    REQUIRE(later.placement);
+    CHECK(later.placement->efficiency < 0.9);
+
+    hints.locality.reset();
+    auto free_to_go = engine.place(make_demand(req, hints), s);
+    CHECK(free_to_go.placement);
+}
+
+TEST_CASE("job shapes: hosts only, a GPU count, and what does not fit", "[engine]") {
+    auto g = fat_tree(2, 4, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    auto cpu = engine.place(make_demand(JobRequest{2, 2, 0, 0, 2}, JobHints{}), s);
+    REQUIRE(cpu.placement);
+    CHECK(cpu.placement->hosts.size() == 2);
+    CHECK(cpu.placement->rank_count() == 2);
+
+    s.free_gpus[host(g, "h1")] = all_gpus(4);  // h1 has 4 GPUs free, the rest 8
+    auto flexible = engine.place(make_demand(JobRequest{1, 2, 0, 12, 1}, JobHints{}), s);
+    REQUIRE(flexible.placement);
+    CHECK(flexible.placement->rank_count() == 12);
+    CHECK(flexible.placement->hosts.size() == 2);
+
+    auto too_big = engine.place(make_demand(JobRequest{9, 9, 8, 72, 1}, JobHints{}), s);
+    CHECK_FALSE(too_big.placement);
+    CHECK_FALSE(too_big.wait);
+    CHECK_THAT(too_big.reason, Catch::Contains("not enough free GPUs"));
+    CHECK_FALSE(engine.place(make_demand(JobRequest{1, 1, 0, 1, 1}, JobHints{}), s, "magic").placement);
+}
+
+TEST_CASE("allocating and releasing a placement round-trips the free view", "[engine]") {
+    auto g = fat_tree(1, 2, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    auto before = s.free_gpus;
+    auto dec = engine.place(make_demand(JobRequest{1, 1, 4, 4, 1}, JobHints{}), s);
+    REQUIRE(dec.placement);
+    s.allocate(*dec.placement);
+    CHECK(s.free_gpu_count(dec.placement->hosts[0]) == 4);
+    s.release(*dec.placement);
+    CHECK(s.free_gpus == before);
+}

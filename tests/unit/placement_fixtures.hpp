@@ -1,0 +1,58 @@
+// Small clusters for the placement tests, built from topology.conf text and the real
+// node files of ../shared/data.
+#pragma once
+
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/cluster_state.hpp"
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/node_topology.hpp"
+
+namespace slurm_ai::test {
+
+inline const std::string kData = SLURM_AI_DATA_DIR;
+
+inline NodeTopology node_file(const std::string &relative) {
+    auto t = load_node_topology(kData + "/" + relative);
+    REQUIRE(t.ok());
+    return std::move(t).value();
+}
+
+// `leaves` leaf switches of `per_leaf` hosts (h1, h2, ...) under one spine. Host links
+// run at host_gbit, the spine links at uplink_gbit (Gb/s).
+inline ClusterGraph fat_tree(int leaves, int per_leaf, int host_gbit, int uplink_gbit,
+                             std::optional<NodeTopology> node = {}) {
+    std::string conf;
+    for (int l = 1; l <= leaves; ++l)
+        conf += "SwitchName=leaf" + std::to_string(l) + " Nodes=h[" +
+                std::to_string((l - 1) * per_leaf + 1) + "-" + std::to_string(l * per_leaf) +
+                "] LinkSpeed=" + std::to_string(host_gbit) + "\n";
+    conf += "SwitchName=spine Switches=leaf[1-" + std::to_string(leaves) +
+            "] LinkSpeed=" + std::to_string(uplink_gbit) + "\n";
+    auto fabric = parse_topology_conf(conf, "fat-tree");
+    INFO((fabric.ok() ? std::string() : fabric.error().message()));
+    REQUIRE(fabric.ok());
+    auto g = ClusterGraph::build(std::move(fabric).value(), {}, std::move(node));
+    REQUIRE(g.ok());
+    return std::move(g).value();
+}
+
+inline int host(const ClusterGraph &g, const std::string &name) {
+    int h = g.host_index(name);
+    REQUIRE(h >= 0);
+    return h;
+}
+
+// Marks hosts busy (no free GPU, not usable).
+inline void occupy(ClusterState &s, const ClusterGraph &g, std::initializer_list<const char *> names) {
+    for (auto *n : names) {
+        int h = host(g, n);
+        s.free_gpus[h] = 0;
+        s.usable[h] = 0;
+    }
+}
+
+}  // namespace slurm_ai::test
