@@ -6,6 +6,7 @@
 #include <charconv>
 #include <cmath>
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -169,7 +170,7 @@ Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text) 
     double v = std::strtod(number.c_str(), &end);
     if (end != number.c_str() + number.size() || !std::isfinite(v))
         return error(field, text, kExpected);
-    std::string unit = lower(t.substr(i));
+    std::string unit = lower(trim(t.substr(i)));  // "2 GiB" as well as "2GiB"
     double scale = 1;
     static constexpr std::array<std::pair<char, double>, 4> kUnits{
         {{'k', 0x1p10}, {'m', 0x1p20}, {'g', 0x1p30}, {'t', 0x1p40}}};
@@ -192,6 +193,19 @@ Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text) 
     if (bytes < 1 || bytes > 0x1p50)
         return error(field, text, "a size from 1 byte to 1P");
     return static_cast<std::uint64_t>(std::llround(bytes));
+}
+
+std::string format_size(std::uint64_t bytes) {
+    static constexpr std::array<const char *, 5> kUnits{"B", "KiB", "MiB", "GiB", "TiB"};
+    double v = static_cast<double>(bytes);
+    std::size_t u = 0;
+    while (v >= 1024 && u + 1 < kUnits.size()) {
+        v /= 1024;
+        ++u;
+    }
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.4g %s", v, kUnits[u]);
+    return buf;
 }
 
 Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view text) {

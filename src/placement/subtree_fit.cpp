@@ -15,8 +15,9 @@ std::optional<SearchContext> make_context(const PlacementEngine &engine, const J
         c.hosts_needed = static_cast<int>(d.min_nodes);
         for (int h = 0; h < g.host_count(); ++h)
             c.capacity[h] = s.usable[h] ? 1 : 0;
-    } else if (d.gpus_per_node > 0 || d.min_nodes > 1) {
-        // --gpus over several nodes is split evenly, as Slurm does.
+    } else if (d.gpus_per_node > 0 || d.min_nodes > 1 || d.max_nodes == 1) {
+        // --gpus over several nodes is split evenly, as Slurm does; on one node it must
+        // all come from that node.
         c.per_host = d.gpus_per_node > 0
                          ? static_cast<int>(d.gpus_per_node)
                          : static_cast<int>((d.total_gpus + d.min_nodes - 1) / d.min_nodes);
@@ -93,10 +94,12 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
     std::stable_sort(fits.begin(), fits.end(), [](const SubtreeFit &a, const SubtreeFit &b) {
         return a.level != b.level ? a.level < b.level : a.capacity < b.capacity;
     });
-    if (static_cast<int>(fits.size()) > limit)
-        fits.resize(limit);
 
+    // Hosts for the candidates in order, until `limit` of them work out.
+    int found = 0;
     for (auto &fit : fits) {
+        if (found >= limit)
+            break;
         std::vector<int> leaves;
         for (int leaf : g.leaves_below(fit.switch_node))
             if (leaf_cap.count(leaf))
@@ -115,6 +118,8 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
         }
         if (c.max_hosts > 0 && static_cast<int>(fit.hosts.size()) > c.max_hosts)
             fit.hosts.clear();  // would need more hosts than the job allows
+        else
+            ++found;
     }
     fits.erase(std::remove_if(fits.begin(), fits.end(),
                               [](const SubtreeFit &f) { return f.hosts.empty(); }),

@@ -5,7 +5,7 @@
 #   run_golden.sh TOOL CASE DATA_DIR
 #
 # cases/<case>.args holds the tool's arguments, one per line; @DATA@ stands for the
-# shared data directory and @TMP@ for a scratch directory. Paths under them are written
+# shared data directory, @INPUTS@ for tests/inputs and @TMP@ for a scratch directory. Paths under them are written
 # back as @DATA@ and @TMP@ in the output, so the golden files do not depend on where the
 # checkout is.
 #
@@ -17,6 +17,7 @@ tool=$1 case=$2 data=$3
 here=$(cd "$(dirname "$0")" && pwd)
 args_file=$here/cases/$case.args
 golden=$here/cases/$case.out
+inputs=$(cd "$here/../inputs" && pwd)
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
@@ -25,6 +26,7 @@ while IFS= read -r line || [ -n "$line" ]; do
     [ -n "$line" ] || continue
     line=${line//@DATA@/$data}
     line=${line//@TMP@/$tmp}
+    line=${line//@INPUTS@/$inputs}
     args+=("$line")
 done <"$args_file"
 
@@ -37,7 +39,7 @@ rc=0
         cat "$tmp/stderr"
     fi
     echo "--- exit $rc"
-} | sed -e "s|$data|@DATA@|g" -e "s|$tmp|@TMP@|g" >"$tmp/actual"
+} | sed -e "s|$data|@DATA@|g" -e "s|$inputs|@INPUTS@|g" -e "s|$tmp|@TMP@|g" >"$tmp/actual"
 
 if [ "${SLURM_AI_UPDATE_GOLDEN:-}" = 1 ]; then
     cp "$tmp/actual" "$golden"

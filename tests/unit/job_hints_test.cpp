@@ -152,3 +152,11 @@ TEST_CASE("apply_hint knows every option of the table and no other", "[hints]") 
     CHECK_FALSE(apply_hint(h, "--ai_comm", "tp:size=4"));
     CHECK(h.comm->tp_size == 4);
 }
+
+TEST_CASE("sizes print back readably", "[hints]") {
+    CHECK(format_size(1ull << 30) == "1 GiB");
+    CHECK(format_size(64ull << 20) == "64 MiB");
+    CHECK(format_size(1536) == "1.5 KiB");
+    CHECK(format_size(300) == "300 B");
+    CHECK(parse_size("x", format_size(3ull << 40)).value() == 3ull << 40);
+}

@@ -12,7 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "graphviz.hpp"
-#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/hostlist.hpp"
 #include "slurm_ai/topology_file.hpp"
 #include "summary.hpp"
@@ -147,26 +147,7 @@ struct QueryArgs {
 };
 
 ClusterGraph build_graph(const QueryArgs &q) {
-    auto map = load_map(q.map);
-    auto file = take(load_topology_file(q.fabric, map ? &*map : nullptr));
-    if (!std::holds_alternative<Fabric>(file))
-        throw BadInput{"--fabric='" + q.fabric + "': expected a fabric (topology.conf or "
-                       "ibnetdiscover output), got a node topology"};
-    std::map<std::string, NodeTopology> per_host;
-    std::optional<NodeTopology> every;
-    for (const auto &spec : q.nodes) {
-        auto eq = spec.find('=');
-        std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
-        auto topo = take(load_node_topology(path));
-        if (eq == std::string::npos) {
-            every = std::move(topo);
-        } else {
-            for (const auto &h : take(expand_hostlist(spec.substr(0, eq), "--node HOSTS")))
-                per_host[h] = topo;
-        }
-    }
-    return take(ClusterGraph::build(std::get<Fabric>(std::move(file)), std::move(per_host),
-                                    std::move(every)));
+    return take(load_cluster(ClusterFiles{q.fabric, q.map, q.nodes}));
 }
 
 std::vector<int> host_indexes(const ClusterGraph &g, const std::string &expr,

@@ -123,6 +123,8 @@ void to_json(nlohmann::json &j, const JobHints &h);
 // Sizes: "4096", "512K", "1.5G", "2GiB", "100MB" (K/M/G/T are powers of 1024, as Slurm's
 // --mem). Durations: "90", "90s", "15m", "2h", "1d".
 Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text);
+// The inverse for messages: "1 GiB", "64 MiB", "1.5 KiB", "300 B".
+std::string format_size(std::uint64_t bytes);
 Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view text);
 
 }  // namespace slurm_ai

@@ -1,0 +1,55 @@
+#include "slurm_ai/cluster_files.hpp"
+
+#include <map>
+#include <optional>
+
+#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/topology_file.hpp"
+
+namespace slurm_ai {
+
+Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency) {
+    std::optional<GuidMap> map;
+    if (!files.guid_map.empty()) {
+        auto m = load_guid_map(files.guid_map);
+        if (!m)
+            return m.error();
+        map = std::move(m).value();
+    }
+    auto file = load_topology_file(files.fabric, map ? &*map : nullptr);
+    if (!file)
+        return file.error();
+    if (!std::holds_alternative<Fabric>(file.value()))
+        return InputError{"fabric", files.fabric,
+                          "a fabric (topology.conf or ibnetdiscover output), not a node topology",
+                          files.fabric, 0};
+    std::map<std::string, NodeTopology> per_host;
+    std::optional<NodeTopology> every;
+    // Each distinct file is parsed once, however many hostlists name it.
+    std::map<std::string, NodeTopology> loaded;
+    for (const auto &spec : files.nodes) {
+        auto eq = spec.find('=');
+        std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
+        auto it = loaded.find(path);
+        if (it == loaded.end()) {
+            auto topo = load_node_topology(path);
+            if (!topo)
+                return topo.error();
+            it = loaded.emplace(path, std::move(topo).value()).first;
+        }
+        if (eq == std::string::npos) {
+            every = it->second;
+            per_host.clear();  // a later catch-all replaces earlier per-host files
+            continue;
+        }
+        auto hosts = expand_hostlist(spec.substr(0, eq), "node topology HOSTLIST");
+        if (!hosts)
+            return hosts.error();
+        for (const auto &h : hosts.value())
+            per_host[h] = it->second;
+    }
+    return ClusterGraph::build(std::get<Fabric>(std::move(file).value()), std::move(per_host),
+                               std::move(every), latency);
+}
+
+}  // namespace slurm_ai
