@@ -1,0 +1,83 @@
+// The inputs ai-fit validates the cost model with: the NCCL topology file of the
+// measurement testbed's node (tests/inputs/g4dn-12xlarge-topo.xml) and a cluster of those
+// nodes under one switch, as ai-fit builds it. The fit itself runs in ai-fit, not here.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/cost_model.hpp"
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/job_demand.hpp"
+#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/placement.hpp"
+
+using namespace slurm_ai;
+
+namespace {
+
+const std::string kG4dn = std::string(SLURM_AI_TEST_INPUTS) + "/g4dn-12xlarge-topo.xml";
+
+NodeTopology g4dn() {
+    auto t = load_nccl_topo(kG4dn);
+    INFO((t.ok() ? std::string() : t.error().message()));
+    REQUIRE(t.ok());
+    return std::move(t).value();
+}
+
+JobDemand allreduce(std::uint64_t bytes, std::uint32_t nodes, std::uint32_t gpus) {
+    JobHints hints;
+    hints.comm = CommSpec{};
+    hints.comm->pattern = CommPattern::kAllReduce;
+    hints.comm->bytes = bytes;
+    return make_demand(JobRequest{nodes, nodes, gpus / nodes, gpus, 1}, hints);
+}
+
+}  // namespace
+
+TEST_CASE("the g4dn.12xlarge file has 4 T4 GPUs on PCIe and one Ethernet NIC", "[fit]") {
+    auto t = g4dn();
+    CHECK(t.format == "nccl-xml");
+    REQUIRE(t.gpus.size() == 4);
+    REQUIRE(t.nics.size() == 1);
+    CHECK(t.nics[0].kind == "ethernet");
+    CHECK(t.nics[0].name == "eth0");
+    CHECK(t.nvswitches == 0);
+    CHECK(t.numa_nodes.size() == 1);
+    CHECK(t.pus == 48);
+    for (int a = 0; a < 4; ++a) {
+        CHECK(t.gpus[a].nvlink_gbs == 0);
+        CHECK(t.nic_path(a, 0) == PathType::kHostBridge);
+        for (int b = 0; b < 4; ++b)
+            if (a != b) {
+                // No PCIe switch: every pair meets at the root complex, at Gen3 x16.
+                CHECK(t.path(a, b) == PathType::kHostBridge);
+                CHECK(t.bandwidth(a, b) == Approx(16 * 0.985).epsilon(0.01));
+            }
+    }
+}
+
+TEST_CASE("on g4dn nodes an all-reduce split over two nodes costs more than on one", "[fit]") {
+    auto fabric = parse_topology_conf("SwitchName=s1 Nodes=h[1-16] LinkSpeed=50\n", "g4dn");
+    REQUIRE(fabric.ok());
+    auto graph = ClusterGraph::build(std::move(fabric).value(), {}, g4dn());
+    REQUIRE(graph.ok());
+    const ClusterGraph &g = graph.value();
+    CHECK(g.gpu_count() == 64);
+    CHECK(g.host_link_gbs(g.host_index("h1")) == Approx(50.0 / 8));
+
+    CostModel model(g);  // the default constants
+    Placement one;
+    one.hosts = {g.host_index("h1")};
+    one.gpus = {{0, 1, 2, 3}};
+    Placement two;
+    two.hosts = {g.host_index("h1"), g.host_index("h2")};
+    two.gpus = {{0, 1}, {0, 1}};
+    for (std::uint64_t bytes : {1ull << 20, 100ull << 20, 1ull << 30}) {
+        INFO("bytes " << bytes);
+        auto inside = model.estimate(allreduce(bytes, 1, 4), one);
+        auto across = model.estimate(allreduce(bytes, 2, 4), two);
+        CHECK(inside.seconds > 0);
+        CHECK(across.seconds > inside.seconds);
+    }
+}
