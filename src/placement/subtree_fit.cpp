@@ -47,17 +47,21 @@ int need(const SearchContext &c) { return c.per_host || !c.gpus_needed ? c.hosts
 
 // Picks hosts from one leaf: for fixed shapes the hosts with the fewest free GPUs (the
 // tightest fit, keeping emptier hosts whole); for GPU counts the fullest-free first (the
-// fewest hosts), each giving what is still needed.
+// fewest hosts), each giving what is still needed; lower node Weight first among equals.
 int take_from_leaf(const SearchContext &c, const std::vector<int> &hosts, int wanted,
                    std::vector<int> &out) {
     std::vector<int> h = hosts;
+    // Slurm's node Weight breaks ties: the admin's preference among equally good hosts.
+    const auto &w = c.state.weight;
     if (c.per_host || !c.gpus_needed)
         std::stable_sort(h.begin(), h.end(), [&](int a, int b) {
-            return c.state.free_gpu_count(a) < c.state.free_gpu_count(b);
+            int fa = c.state.free_gpu_count(a), fb = c.state.free_gpu_count(b);
+            return fa != fb ? fa < fb : w[a] < w[b];
         });
     else
-        std::stable_sort(h.begin(), h.end(),
-                         [&](int a, int b) { return c.capacity[a] > c.capacity[b]; });
+        std::stable_sort(h.begin(), h.end(), [&](int a, int b) {
+            return c.capacity[a] != c.capacity[b] ? c.capacity[a] > c.capacity[b] : w[a] < w[b];
+        });
     int got = 0;
     for (int host : h) {
         if (got >= wanted)

@@ -17,7 +17,17 @@
 #include "slurm/slurm.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
+
+#include "src/common/bitstring.h"
+#include "src/common/gres.h"
 #include "src/common/job_resources.h"
+#include "src/common/list.h"
+#include "src/common/node_conf.h"
+#include "src/common/xmalloc.h"
+#include "src/common/xstring.h"
 #include "src/common/select.h"
 #include "src/slurmctld/slurmctld.h"
 
@@ -29,7 +39,8 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /*
  * init() also runs in every client command (select_g_init(0) loads all select plugins),
- * whose users would see anything logged at info level: log at debug only.
+ * whose users would see anything logged at info level: log at debug only. The topology
+ * is loaded later, in select_p_node_init(), which only slurmctld calls.
  */
 int init(void) {
     debug("%s: loading", plugin_type);
@@ -41,56 +52,298 @@ int fini(void) {
     return SLURM_SUCCESS;
 }
 
-/* Reads the job's hints; logs them under DebugFlags=SelectType. */
-static void _read_hints(job_record_t *job_ptr) {
-    char summary[1024], err[512] = "";
-    int rc = ai_select_read_hints((const char *const *)job_ptr->spank_job_env,
-                                  job_ptr->spank_job_env_size, summary, sizeof(summary), err,
-                                  sizeof(err));
+/* ai_select.conf and the default fabric (topology.conf) sit beside slurm.conf. */
+static char *_beside_slurm_conf(const char *name) {
+    char *dir = xstrdup(slurm_conf.slurm_conf), *slash = dir ? strrchr(dir, '/') : NULL;
+    char *path;
 
-    if (rc < 0)
-        log_flag(SELECT_TYPE, "%s: %pJ: ignoring invalid hint: %s", plugin_type, job_ptr, err);
-    else if (rc > 0)
-        log_flag(SELECT_TYPE, "%s: %pJ: hints %s", plugin_type, job_ptr, summary);
+    if (slash)
+        *slash = '\0';
+    path = xstrdup_printf("%s/%s", slash ? dir : ".", name);
+    xfree(dir);
+    return path;
+}
+
+/* (Re)reads the plugin's configuration and topology; a bad one keeps the last good. */
+static void _load_topology(void) {
+    char err[1024] = "";
+    char *conf = _beside_slurm_conf("ai_select.conf");
+    char *fabric = _beside_slurm_conf("topology.conf");
+    const char **names = xcalloc(node_record_count + 1, sizeof(char *));
+    node_record_t *node_ptr;
+
+    for (int i = 0; (node_ptr = next_node(&i)); i++)
+        names[node_ptr->index] = node_ptr->name;
+    for (int i = 0; i < node_record_count; i++)
+        if (!names[i])
+            names[i] = "";
+    if (ai_select_load(conf, fabric, names, node_record_count, err, sizeof(err)) < 0)
+        error("%s: %s: %s; jobs are placed by %s", plugin_type, conf, err,
+              "the last good configuration, or plain cons_tres if there is none");
+    else
+        verbose("%s: loaded %s (fabric default %s)", plugin_type, conf, fabric);
+    xfree(names);
+    xfree(conf);
+    xfree(fabric);
+}
+
+/* The job's request as the engine sees it: nodes, tasks and GPUs. */
+static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max_nodes,
+                         ai_job_t *req) {
+    ListIterator it;
+    gres_state_t *gs;
+    bool supported = true;
+
+    memset(req, 0, sizeof(*req));
+    req->job_id = job_ptr->job_id;
+    req->min_nodes = min_nodes ? min_nodes : 1;
+    req->max_nodes = max_nodes ? max_nodes : req->min_nodes;
+    req->tasks = job_ptr->details && job_ptr->details->num_tasks ? job_ptr->details->num_tasks : 1;
+    req->env = (const char *const *)job_ptr->spank_job_env;
+    req->env_size = job_ptr->spank_job_env_size;
+    if (job_ptr->details && job_ptr->details->submit_time &&
+        time(NULL) > job_ptr->details->submit_time)
+        req->pending_s = (uint32_t)(time(NULL) - job_ptr->details->submit_time);
+    if (!job_ptr->gres_list_req)
+        return true;
+    it = list_iterator_create(job_ptr->gres_list_req);
+    while ((gs = list_next(it))) {
+        gres_job_state_t *js = gs->gres_data;
+        if (xstrcmp(gs->gres_name, "gpu") || !js)
+            continue;
+        if (js->gres_per_node)
+            req->gpus_per_node = (uint32_t)js->gres_per_node;
+        if (js->gres_per_job)
+            req->total_gpus = (uint32_t)js->gres_per_job;
+        else if (js->gres_per_task)
+            req->total_gpus = (uint32_t)(js->gres_per_task * req->tasks);
+        else if (js->gres_per_socket)
+            supported = false; /* per-socket requests: cons_tres alone */
+    }
+    list_iterator_destroy(it);
+    if (req->gpus_per_node && !req->total_gpus)
+        req->total_gpus = req->gpus_per_node * req->min_nodes;
+    return supported;
+}
+
+/* Free GPUs of a node as a bit mask, from its GRES state. */
+static uint64_t _free_gpus(node_record_t *node_ptr) {
+    ListIterator it;
+    gres_state_t *gs;
+    uint64_t mask = 0;
+
+    if (!node_ptr->gres_list)
+        return 0;
+    it = list_iterator_create(node_ptr->gres_list);
+    while ((gs = list_next(it))) {
+        gres_node_state_t *ns = gs->gres_data;
+        uint64_t avail;
+        if (xstrcmp(gs->gres_name, "gpu") || !ns)
+            continue;
+        avail = ns->gres_cnt_avail > 64 ? 64 : ns->gres_cnt_avail;
+        if (ns->gres_bit_alloc) {
+            for (uint64_t g = 0; g < avail && g < (uint64_t)bit_size(ns->gres_bit_alloc); g++)
+                if (!bit_test(ns->gres_bit_alloc, g))
+                    mask |= (uint64_t)1 << g;
+        } else {
+            uint64_t free_cnt = ns->gres_cnt_avail > ns->gres_cnt_alloc
+                                    ? ns->gres_cnt_avail - ns->gres_cnt_alloc
+                                    : 0;
+            for (uint64_t g = 0; g < free_cnt && g < 64; g++)
+                mask |= (uint64_t)1 << g;
+        }
+    }
+    list_iterator_destroy(it);
+    return mask;
+}
+
+/* "n1:0,1 n2:2,3": the GPUs cons_tres allocated to the job, per node. */
+static char *_allocated_gpus(job_record_t *job_ptr) {
+    char *out = NULL;
+    ListIterator it;
+    gres_state_t *gs;
+    job_resources_t *res = job_ptr->job_resrcs;
+
+    if (!job_ptr->gres_list_alloc || !res || !res->node_bitmap)
+        return NULL;
+    it = list_iterator_create(job_ptr->gres_list_alloc);
+    while ((gs = list_next(it))) {
+        gres_job_state_t *js = gs->gres_data;
+        int node_i = -1;
+        if (xstrcmp(gs->gres_name, "gpu") || !js || !js->gres_bit_alloc)
+            continue;
+        for (uint32_t j = 0; j < js->node_cnt; j++) {
+            node_record_t *node_ptr;
+            /* The job's j-th node is the j-th set bit of its node bitmap. */
+            do
+                node_i++;
+            while (node_i < bit_size(res->node_bitmap) && !bit_test(res->node_bitmap, node_i));
+            if (node_i >= bit_size(res->node_bitmap) || !(node_ptr = node_record_table_ptr[node_i]))
+                break;
+            if (!js->gres_bit_alloc[j])
+                continue;
+            xstrfmtcat(out, "%s%s:", out ? " " : "", node_ptr->name);
+            for (int64_t g = 0, first = 1; g < bit_size(js->gres_bit_alloc[j]); g++)
+                if (bit_test(js->gres_bit_alloc[j], g)) {
+                    xstrfmtcat(out, "%s%" PRId64, first ? "" : ",", g);
+                    first = 0;
+                }
+        }
+    }
+    list_iterator_destroy(it);
+    return out;
+}
+
+static bitstr_t *_bitmap_of(const int *nodes, uint32_t count) {
+    bitstr_t *b = bit_alloc(node_record_count);
+    for (uint32_t i = 0; i < count; i++)
+        if (nodes[i] >= 0 && nodes[i] < node_record_count)
+            bit_set(b, nodes[i]);
+    return b;
 }
 
 int select_p_state_save(char *dir_name) {
+    char err[512] = "";
+    if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
+        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
     return cons_tres.state_save(dir_name);
 }
 
 int select_p_state_restore(char *dir_name) {
+    char err[512] = "";
+    if (ai_select_state_restore(dir_name, err, sizeof(err)) < 0)
+        error("%s: %s", plugin_type, err);
     return cons_tres.state_restore(dir_name);
 }
 
-int select_p_job_init(List job_list) {
-    return cons_tres.job_init(job_list);
-}
+int select_p_job_init(List job_list) { return cons_tres.job_init(job_list); }
 
 int select_p_node_init(void) {
-    return cons_tres.node_init();
+    int rc = cons_tres.node_init();
+    _load_topology();
+    return rc;
 }
 
+/*
+ * Run-now: the engine picks the nodes from the candidates and cons_tres allocates on
+ * exactly those. If cons_tres refuses them, it gets the engine's whole subtree, and then
+ * the full candidate bitmap. Will-run (backfill) and test-only go to cons_tres
+ * unchanged, so that their start times are the ones run-now will meet: the engine always
+ * finds a placement when cons_tres does, unless the job asked for locality.
+ */
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
                       uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                       List preemptee_candidates, List *preemptee_job_list,
                       bitstr_t *exc_core_bitmap) {
-    _read_hints(job_ptr);
-    return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    ai_job_t req;
+    ai_node_t *view;
+    ai_outcome_t out;
+    node_record_t *node_ptr;
+    char err[512] = "";
+    int rc;
+    bitstr_t *orig, *attempt;
+
+    if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req))
+        return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+
+    view = xcalloc(node_record_count + 1, sizeof(*view));
+    memset(&out, 0, sizeof(out));
+    out.nodes = xcalloc(node_record_count + 1, sizeof(int));
+    out.widen = xcalloc(node_record_count + 1, sizeof(int));
+    for (int i = 0; (node_ptr = next_node(&i)); i++) {
+        view[node_ptr->index].usable = bit_test(bitmap, node_ptr->index) ? 1 : 0;
+        view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
+        view[node_ptr->index].weight = node_ptr->weight;
+    }
+    if (ai_select_decide(&req, view, node_record_count, &out, err, sizeof(err)) < 0) {
+        out.kind = AI_PASSTHROUGH;
+        out.log_reason = 1;
+        snprintf(out.reason, sizeof(out.reason), "engine error: %s", err);
+    }
+    xfree(view);
+
+    if (out.kind == AI_WAIT) {
+        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);
+        rc = SLURM_ERROR;
+        goto done;
+    }
+    if (out.kind == AI_PASSTHROUGH) {
+        if (out.log_reason)
+            info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
+        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        goto done;
+    }
+
+    orig = bit_copy(bitmap);
+    if (ai_select_debug()) {
+        /* What plain cons_tres would choose, for the record; run-now selects, allocates not. */
+        bitstr_t *stock = bit_copy(orig);
+        if (cons_tres.job_test(job_ptr, stock, min_nodes, max_nodes, req_nodes, mode,
+                               preemptee_candidates, NULL, exc_core_bitmap) == SLURM_SUCCESS) {
+            char *names = bitmap2node_name(stock);
+            ai_select_note_stock(job_ptr->job_id, names);
+            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type,
+                     job_ptr, names);
+            xfree(names);
+        }
+        FREE_NULL_BITMAP(stock);
+    }
+    for (int step = 0; step < 3; step++) {
+        if (step == 0)
+            attempt = _bitmap_of(out.nodes, out.nodes_len);
+        else if (step == 1)
+            attempt = _bitmap_of(out.widen, out.widen_len);
+        else
+            attempt = bit_copy(orig);
+        bit_and(attempt, orig);
+        rc = cons_tres.job_test(job_ptr, attempt, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        if (rc == SLURM_SUCCESS) {
+            bit_copybits(bitmap, attempt);
+            if (step > 0)
+                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s",
+                     plugin_type, job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
+            else
+                log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.reason);
+            FREE_NULL_BITMAP(attempt);
+            break;
+        }
+        FREE_NULL_BITMAP(attempt);
+    }
+    FREE_NULL_BITMAP(orig);
+done:
+    xfree(out.nodes);
+    xfree(out.widen);
+    return rc;
 }
 
-int select_p_job_begin(job_record_t *job_ptr) {
-    char err[512] = "";
-    int rc = cons_tres.job_begin(job_ptr);
-    /* job_ptr->nodes is filled in from job_resrcs only after job_begin returns. */
-    const char *nodes = job_ptr->job_resrcs ? job_ptr->job_resrcs->nodes : job_ptr->nodes;
+int select_p_job_begin(job_record_t *job_ptr) { return cons_tres.job_begin(job_ptr); }
 
-    /* The record is what ai-explain shows; failing to write it never fails the job. */
-    if (ai_select_record_job(slurm_conf.state_save_location, job_ptr->job_id, nodes,
-                             (const char *const *)job_ptr->spank_job_env,
-                             job_ptr->spank_job_env_size, err, sizeof(err)) < 0)
+/*
+ * cons_tres allocates a starting job's cores, memory and GPUs here (also for running jobs
+ * at a slurmctld restart), so this is where the plugin records what the job got: the
+ * per-job record that ai-explain shows and a one-line SystemComment.
+ */
+static void _record(job_record_t *job_ptr) {
+    char err[512] = "", summary[512] = "";
+    ai_job_t req;
+    const char *nodes = job_ptr->job_resrcs ? job_ptr->job_resrcs->nodes : job_ptr->nodes;
+    char *gpus = _allocated_gpus(job_ptr);
+
+    _job_request(job_ptr, job_ptr->details ? job_ptr->details->min_nodes : 1,
+                 job_ptr->details ? job_ptr->details->max_nodes : 1, &req);
+    /* Failing to write the record never fails the job. */
+    if (ai_select_record(slurm_conf.state_save_location, &req, nodes, gpus, summary,
+                         sizeof(summary), err, sizeof(err)) < 0) {
         error("%s: %pJ: cannot record placement: %s", plugin_type, job_ptr, err);
-    return rc;
+    } else if (summary[0]) {
+        xfree(job_ptr->system_comment);
+        job_ptr->system_comment = xstrdup(summary);
+        verbose("%s: %pJ %s; GPUs %s", plugin_type, job_ptr, summary, gpus ? gpus : "none");
+    }
+    xfree(gpus);
 }
 
 int select_p_job_ready(job_record_t *job_ptr) {
@@ -110,6 +363,7 @@ int select_p_job_signal(job_record_t *job_ptr, int signal) {
 }
 
 int select_p_job_fini(job_record_t *job_ptr) {
+    ai_select_forget(job_ptr->job_id);
     return cons_tres.job_fini(job_ptr);
 }
 
@@ -157,7 +411,10 @@ int select_p_select_nodeinfo_set_all(void) {
 }
 
 int select_p_select_nodeinfo_set(job_record_t *job_ptr) {
-    return cons_tres.nodeinfo_set(job_ptr);
+    int rc = cons_tres.nodeinfo_set(job_ptr);
+    if (rc == SLURM_SUCCESS && IS_JOB_RUNNING(job_ptr))
+        _record(job_ptr);
+    return rc;
 }
 
 int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,
@@ -214,8 +471,11 @@ int select_p_update_node_config(int index) {
     return cons_tres.update_node_config(index);
 }
 
+/* scontrol reconfigure: reread ai_select.conf and the topology; a bad file keeps the last good. */
 int select_p_reconfigure(void) {
-    return cons_tres.reconfigure();
+    int rc = cons_tres.reconfigure();
+    _load_topology();
+    return rc;
 }
 
 bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt,

@@ -1,81 +1,162 @@
 #include "select_bridge.h"
 
-#include <unistd.h>
-
 #include <chrono>
-#include <filesystem>
-#include <fstream>
+#include <map>
 #include <span>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/c_boundary.hpp"
 #include "slurm_ai/job_hints.hpp"
+#include "slurm_ai/select_service.hpp"
 
 namespace {
 
 using slurm_ai::copy_message;
 using slurm_ai::guarded;
 
-std::span<const char *const> env_span(const char *const *env, uint32_t size) {
-    return env ? std::span<const char *const>(env, size) : std::span<const char *const>();
+// slurmctld calls the select plugin with its locks held, one thread at a time.
+slurm_ai::SelectService &service() {
+    static slurm_ai::SelectService s;
+    return s;
+}
+std::map<uint32_t, std::string> &stock_choice() {
+    static std::map<uint32_t, std::string> m;
+    return m;
 }
 
-std::string summarize(const slurm_ai::JobHints &hints) {
-    nlohmann::json j = hints;
-    return j.dump();
+std::vector<const char *> env_of(const ai_job_t *job) {
+    std::vector<const char *> env;
+    if (job && job->env)
+        env.assign(job->env, job->env + job->env_size);
+    return env;
 }
 
-// Writes next to the target and renames over it, so a reader never sees half a file.
-void write_atomically(const std::filesystem::path &target, const std::string &text) {
-    auto tmp = target;
-    tmp += ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text << '\n';
-        out.flush();
-        if (!out)
-            throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, target);
+double now_s() {
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
 
+extern "C" int ai_select_load(const char *conf_path, const char *default_fabric,
+                              const char *const *node_names, uint32_t node_count, char *err,
+                              size_t errlen) {
+    return guarded(err, errlen, [&] {
+        std::vector<std::string> names(node_names, node_names + node_count);
+        if (auto e = service().load(conf_path ? conf_path : "", default_fabric ? default_fabric : "",
+                                    names)) {
+            copy_message(err, errlen, *e);
+            return -1;
+        }
+        return 0;
+    });
+}
+
+extern "C" int ai_select_debug(void) {
+    auto *c = service().config();
+    return c && c->debug ? 1 : 0;
+}
+
+extern "C" int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uint32_t node_count,
+                                ai_outcome_t *out, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        slurm_ai::SelectJob j{job->job_id,     job->min_nodes, job->max_nodes, job->gpus_per_node,
+                              job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
+        std::vector<slurm_ai::SelectNode> view(node_count);
+        for (uint32_t i = 0; i < node_count; ++i)
+            view[i] = {nodes[i].usable != 0, nodes[i].free_gpus, static_cast<double>(nodes[i].weight)};
+        auto o = service().decide(j, view);
+        out->kind = o.kind == slurm_ai::SelectOutcome::Kind::kPlaced ? AI_PLACED
+                    : o.kind == slurm_ai::SelectOutcome::Kind::kWait ? AI_WAIT
+                                                                     : AI_PASSTHROUGH;
+        out->nodes_len = out->widen_len = 0;
+        for (int n : o.nodes)
+            if (n >= 0 && out->nodes_len < node_count)
+                out->nodes[out->nodes_len++] = n;
+        for (int n : o.widen)
+            if (n >= 0 && out->widen_len < node_count)
+                out->widen[out->widen_len++] = n;
+        out->log_reason = o.log_reason ? 1 : 0;
+        copy_message(out->reason, sizeof out->reason, o.reason);
+        return 0;
+    });
+}
+
+extern "C" void ai_select_note_stock(uint32_t job_id, const char *nodes) {
+    char err[64];
+    guarded(err, sizeof err, [&] {
+        stock_choice()[job_id] = nodes ? nodes : "";
+        return 0;
+    });
+}
+
+extern "C" int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
+                                const char *gpus, char *summary, size_t summary_len, char *err,
+                                size_t errlen) {
+    return guarded(err, errlen, [&] {
+        std::string stock;
+        if (auto it = stock_choice().find(job->job_id); it != stock_choice().end()) {
+            stock = it->second;
+            stock_choice().erase(it);
+        }
+        auto s = service().record(state_dir ? state_dir : "", job->job_id, nodes ? nodes : "",
+                                  gpus ? gpus : "", env_of(job), stock);
+        copy_message(summary, summary_len, s);
+        return 0;
+    });
+}
+
+extern "C" void ai_select_forget(uint32_t job_id) {
+    char err[64];
+    guarded(err, sizeof err, [&] {
+        service().forget(job_id);
+        stock_choice().erase(job_id);
+        return 0;
+    });
+}
+
+extern "C" void ai_select_note_failure(const char *node) {
+    char err[64];
+    guarded(err, sizeof err, [&] {
+        service().note_failure(node ? node : "", now_s());
+        return 0;
+    });
+}
+
+extern "C" int ai_select_state_save(const char *dir, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        if (auto e = service().save_state(dir ? dir : "")) {
+            copy_message(err, errlen, *e);
+            return -1;
+        }
+        return 0;
+    });
+}
+
+extern "C" int ai_select_state_restore(const char *dir, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        if (auto e = service().restore_state(dir ? dir : "")) {
+            copy_message(err, errlen, *e);
+            return -1;
+        }
+        return 0;
+    });
+}
+
 extern "C" int ai_select_read_hints(const char *const *env, uint32_t env_size, char *summary,
                                     size_t summary_len, char *err, size_t errlen) {
     return guarded(err, errlen, [&] {
-        auto read = slurm_ai::hints_from_spank_env(env_span(env, env_size));
-        copy_message(summary, summary_len, summarize(read.hints));
+        std::span<const char *const> e = env ? std::span<const char *const>(env, env_size)
+                                             : std::span<const char *const>();
+        auto read = slurm_ai::hints_from_spank_env(e);
+        nlohmann::json j = read.hints;
+        copy_message(summary, summary_len, j.dump());
         if (!read.errors.empty()) {
             copy_message(err, errlen, read.errors.front().message());
             return -1;
         }
         return read.hints.empty() ? 0 : 1;
-    });
-}
-
-extern "C" int ai_select_record_job(const char *state_dir, uint32_t job_id, const char *nodes,
-                                    const char *const *env, uint32_t env_size, char *err,
-                                    size_t errlen) {
-    return guarded(err, errlen, [&] {
-        if (!state_dir || !*state_dir)
-            throw std::runtime_error("StateSaveLocation is not set");
-        auto read = slurm_ai::hints_from_spank_env(env_span(env, env_size));
-        nlohmann::json rec;
-        rec["job_id"] = job_id;
-        rec["nodes"] = nodes ? nodes : "";
-        rec["hints"] = read.hints;
-        auto &errors = rec["hint_errors"] = nlohmann::json::array();
-        for (const auto &e : read.errors)
-            errors.push_back(e.message());
-        rec["recorded_at"] = std::chrono::duration_cast<std::chrono::seconds>(
-                                 std::chrono::system_clock::now().time_since_epoch())
-                                 .count();
-        auto dir = std::filesystem::path(state_dir) / "ai_select" / "jobs";
-        std::filesystem::create_directories(dir);
-        write_atomically(dir / (std::to_string(job_id) + ".json"), rec.dump(2));
-        return 0;
     });
 }

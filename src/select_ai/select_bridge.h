@@ -1,6 +1,7 @@
 /*
- * The C face of the suite's C++ for the select plugin. Plain C types only; every function
- * catches all exceptions and reports them as a return code plus a message in err.
+ * The C face of the select plugin's C++ (SelectService) for the C adapter. Plain C types
+ * only. Every function catches all exceptions: a negative return means "fall back to
+ * plain cons_tres for this", with the reason in err.
  */
 #ifndef SLURM_AI_SELECT_BRIDGE_H
 #define SLURM_AI_SELECT_BRIDGE_H
@@ -12,22 +13,55 @@
 extern "C" {
 #endif
 
-/*
- * Reads a job's --ai-* hints from its SPANK environment (job_ptr->spank_job_env).
- * Returns 1 when the job has hints (a one-line summary is written to summary), 0 when it
- * has none, -1 when one is invalid (err names the option and value; valid ones are still
- * summarised).
- */
+typedef struct {
+    uint32_t job_id;
+    uint32_t min_nodes, max_nodes;
+    uint32_t gpus_per_node, total_gpus, tasks;
+    uint32_t pending_s;
+    const char *const *env; /* the job's SPANK environment */
+    uint32_t env_size;
+} ai_job_t;
+
+typedef struct {
+    uint8_t usable; /* in the candidate bitmap */
+    uint64_t free_gpus;
+    uint32_t weight; /* Slurm's node Weight */
+} ai_node_t;
+
+enum { AI_PASSTHROUGH = 0, AI_PLACED = 1, AI_WAIT = 2 };
+
+typedef struct {
+    int kind;
+    int *nodes; /* caller's buffer of node_count entries: chosen Slurm node indexes */
+    uint32_t nodes_len;
+    int *widen; /* caller's buffer of node_count entries: the subtree around them */
+    uint32_t widen_len;
+    int log_reason; /* first fallback of this job: log the reason */
+    char reason[512];
+} ai_outcome_t;
+
+/* (Re)loads ai_select.conf and the topology it names. On error the last good state stays. */
+int ai_select_load(const char *conf_path, const char *default_fabric, const char *const *node_names,
+                   uint32_t node_count, char *err, size_t errlen);
+int ai_select_debug(void);
+
+int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uint32_t node_count,
+                     ai_outcome_t *out, char *err, size_t errlen);
+/* What plain cons_tres would have chosen (with Debug=yes), kept for the job's record. */
+void ai_select_note_stock(uint32_t job_id, const char *nodes);
+/* Writes the job's record; copies a one-line summary into summary. */
+int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
+                     const char *gpus, char *summary, size_t summary_len, char *err,
+                     size_t errlen);
+void ai_select_forget(uint32_t job_id);
+void ai_select_note_failure(const char *node);
+
+int ai_select_state_save(const char *dir, char *err, size_t errlen);
+int ai_select_state_restore(const char *dir, char *err, size_t errlen);
+
+/* Reads a job's hints only (for logging); 1 with hints, 0 none, -1 invalid. */
 int ai_select_read_hints(const char *const *env, uint32_t env_size, char *summary,
                          size_t summary_len, char *err, size_t errlen);
-
-/*
- * Writes what the plugin saw and decided for a job to
- * <state_dir>/ai_select/jobs/<job_id>.json, atomically (write, then rename), so that the
- * record can be read while the job runs and after it ends. Returns 0 or -1 (err set).
- */
-int ai_select_record_job(const char *state_dir, uint32_t job_id, const char *nodes,
-                         const char *const *env, uint32_t env_size, char *err, size_t errlen);
 
 #ifdef __cplusplus
 }

@@ -32,6 +32,31 @@ Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
 }
 
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source) {
+    // XML: the root element after any declaration, doctype and comments.
+    std::string_view x = text;
+    for (;;) {
+        auto first = x.find_first_not_of(" \t\r\n");
+        if (first == std::string_view::npos)
+            break;
+        x.remove_prefix(first);
+        auto skip_past = [&](std::string_view end) {
+            auto at = x.find(end);
+            x = at == std::string_view::npos ? std::string_view{} : x.substr(at + end.size());
+        };
+        if (x.starts_with("<?"))
+            skip_past("?>");
+        else if (x.starts_with("<!--"))
+            skip_past("-->");
+        else if (x.starts_with("<!"))
+            skip_past(">");
+        else
+            break;
+    }
+    if (x.starts_with("<topology"))
+        return TopologyFileKind::kHwlocXml;
+    if (x.starts_with("<system"))
+        return TopologyFileKind::kNcclXml;
+
     std::size_t pos = 0;
     int line = 0;
     while (pos < text.size()) {
