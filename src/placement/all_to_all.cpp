@@ -43,8 +43,10 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
     double seconds = std::max({nic_s, uplink_s, intra_s}) + latency;
     return CommEstimate{seconds,
                         "alltoall",
-                        {{"NIC", nic_s}, {"bisection (leaf uplinks)", uplink_s},
-                         {"inside hosts", intra_s}, {"latency", latency}}};
+                        {{"NIC", nic_s},
+                         {"bisection (leaf uplinks)", uplink_s},
+                         {"inside hosts", intra_s},
+                         {"latency", latency}}};
 }
 
 }  // namespace slurm_ai::detail

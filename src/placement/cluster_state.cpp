@@ -21,7 +21,9 @@ ClusterState::ClusterState(const ClusterGraph &g)
         free_gpus[h] = all_gpus(static_cast<int>(g.node(h).gpus.size()));
 }
 
-int ClusterState::free_gpu_count(int host) const { return std::popcount(free_gpus[host]); }
+int ClusterState::free_gpu_count(int host) const {
+    return std::popcount(free_gpus[host]);
+}
 
 bool ClusterState::host_free(int host) const {
     return usable[host] &&

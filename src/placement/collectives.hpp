@@ -17,9 +17,11 @@ double ring_allreduce_s(const FlowModel &m, const std::vector<std::vector<int>> 
                         double bytes);
 // Inside each host, then one ring per local GPU index across hosts, then inside again.
 // Needs the same number of ranks on every host; returns a negative time otherwise.
-double hierarchical_allreduce_s(const FlowModel &m, double bytes, std::vector<std::pair<std::string, double>> *terms);
+double hierarchical_allreduce_s(const FlowModel &m, double bytes,
+                                std::vector<std::pair<std::string, double>> *terms);
 // Inside each host as hierarchical, across hosts NCCL's double binary tree.
-double tree_allreduce_s(const FlowModel &m, double bytes, std::vector<std::pair<std::string, double>> *terms);
+double tree_allreduce_s(const FlowModel &m, double bytes,
+                        std::vector<std::pair<std::string, double>> *terms);
 CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo);
 
 CommEstimate pipeline(const FlowModel &m, std::uint32_t stages, double bytes,

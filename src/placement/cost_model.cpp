@@ -18,13 +18,18 @@ CommEstimate CostModel::estimate(const JobDemand &demand, const Placement &place
     const CommSpec &c = demand.comm;
     const double bytes = static_cast<double>(c.bytes);
     switch (c.pattern) {
-        case CommPattern::kAllReduce: return detail::allreduce(m, bytes, c.algo);
+        case CommPattern::kAllReduce:
+            return detail::allreduce(m, bytes, c.algo);
         case CommPattern::kPipeline:
             return detail::pipeline(m, c.stages, bytes, c.microbatches);
-        case CommPattern::kTensorParallel: return detail::tensor_parallel(m, c.tp_size, bytes);
-        case CommPattern::kMoE: return detail::all_to_all(m, bytes);
-        case CommPattern::kParameterServer: return detail::parameter_server(m, c.servers, bytes);
-        case CommPattern::kNone: break;
+        case CommPattern::kTensorParallel:
+            return detail::tensor_parallel(m, c.tp_size, bytes);
+        case CommPattern::kMoE:
+            return detail::all_to_all(m, bytes);
+        case CommPattern::kParameterServer:
+            return detail::parameter_server(m, c.servers, bytes);
+        case CommPattern::kNone:
+            break;
     }
     return CommEstimate{0, "none", {}};
 }

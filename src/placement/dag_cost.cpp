@@ -24,7 +24,8 @@ CommEstimate dag_critical_path(const FlowModel &m, const TaskDag &dag) {
         std::size_t lanes = std::max<std::size_t>(std::min(a.size(), b.size()), 1);
         std::size_t begin = flows.size();
         for (std::size_t k = 0; k < lanes; ++k)
-            flows.push_back({a[k % a.size()], b[k % b.size()], static_cast<double>(e.bytes) / lanes});
+            flows.push_back(
+                {a[k % a.size()], b[k % b.size()], static_cast<double>(e.bytes) / lanes});
         edge_flows.emplace_back(begin, flows.size());
     }
     auto times = m.flow_times(flows);

@@ -35,7 +35,9 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
     }
 }
 
-double FlowModel::nic_gbs(int host) const { return nic_gbs_.at(host); }
+double FlowModel::nic_gbs(int host) const {
+    return nic_gbs_.at(host);
+}
 
 double FlowModel::uplink_gbs(int leaf) const {
     double load = state_ ? state_->uplink_load[leaf] : 0.0;

@@ -22,7 +22,7 @@ struct Flow {
 };
 
 class FlowModel {
-public:
+  public:
     FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
               const ClusterState *state);
 
@@ -47,7 +47,7 @@ public:
     double uplink_gbs(int leaf) const;
     double intra_gbs(int src, int dst) const;  // same host only
 
-private:
+  private:
     double inter_cap_gbs(int src, int dst) const;  // path and PCIe limits of one flow
 
     const ClusterGraph *graph_;

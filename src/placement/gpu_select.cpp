@@ -38,10 +38,14 @@ struct Score {
     double linked = 0, nics = 0, left = 0;
     bool better_than(const Score &o) const {
         constexpr double eps = 1e-9;
-        if (linked > o.linked + eps) return true;
-        if (linked < o.linked - eps) return false;
-        if (nics > o.nics + eps) return true;
-        if (nics < o.nics - eps) return false;
+        if (linked > o.linked + eps)
+            return true;
+        if (linked < o.linked - eps)
+            return false;
+        if (nics > o.nics + eps)
+            return true;
+        if (nics < o.nics - eps)
+            return false;
         return left > o.left + eps;
     }
 };

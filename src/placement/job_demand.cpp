@@ -10,7 +10,8 @@ std::uint32_t JobDemand::ranks() const {
     return total_gpus > 0 ? total_gpus : std::max<std::uint32_t>(min_nodes, 1);
 }
 
-JobDemand make_demand(const JobRequest &request, const JobHints &hints, std::optional<TaskDag> dag) {
+JobDemand make_demand(const JobRequest &request, const JobHints &hints,
+                      std::optional<TaskDag> dag) {
     JobDemand d;
     d.min_nodes = std::max<std::uint32_t>(request.min_nodes, 1);
     d.max_nodes = std::max(request.max_nodes, d.min_nodes);
@@ -44,8 +45,9 @@ JobDemand make_demand(const JobRequest &request, const JobHints &hints, std::opt
             break;
         case CommPattern::kTensorParallel:
             c.bytes = c.bytes ? c.bytes : kDefaultTensorParallelBytes;
-            c.tp_size = c.tp_size ? c.tp_size
-                                  : std::max<std::uint32_t>(d.gpus_per_node ? d.gpus_per_node : 2, 2);
+            c.tp_size = c.tp_size
+                            ? c.tp_size
+                            : std::max<std::uint32_t>(d.gpus_per_node ? d.gpus_per_node : 2, 2);
             break;
         case CommPattern::kMoE:
             c.bytes = c.bytes ? c.bytes : kDefaultAllToAllBytes;

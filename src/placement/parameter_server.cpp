@@ -56,9 +56,9 @@ CommEstimate parameter_server(const FlowModel &m, std::uint32_t servers, double 
     double fixed = local + m.phase_time(up) + m.phase_time(down);
 
     // Aggregation tree: Prim's MST over the complete graph of hosts.
-    using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
-                                        boost::no_property,
-                                        boost::property<boost::edge_weight_t, double>>;
+    using Graph =
+        boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, boost::no_property,
+                              boost::property<boost::edge_weight_t, double>>;
     Graph g(n);
     for (std::size_t a = 0; a < n; ++a)
         for (std::size_t b = a + 1; b < n; ++b)

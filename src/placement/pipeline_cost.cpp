@@ -32,10 +32,10 @@ CommEstimate pipeline(const FlowModel &m, std::uint32_t stages, double bytes,
     }
     double mb = std::max<std::uint32_t>(microbatches, 1);
     double seconds = 2 * ((mb - 1) * slowest + sum);
-    return CommEstimate{seconds,
-                        "pipeline",
-                        {{"slowest boundary", slowest},
-                         {"boundaries of " + std::to_string(s) + " stages", sum}}};
+    return CommEstimate{
+        seconds,
+        "pipeline",
+        {{"slowest boundary", slowest}, {"boundaries of " + std::to_string(s) + " stages", sum}}};
 }
 
 }  // namespace slurm_ai::detail

@@ -128,11 +128,12 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     else
         p = detail::place_random(*ctx, options_.seed);
     if (!p || p->empty()) {
-        out.reason = d.total_gpus ? "not enough free GPUs: needs " + std::to_string(d.total_gpus) +
-                                        (ctx->per_host ? " as " + std::to_string(ctx->hosts_needed) +
-                                                             " hosts x " + std::to_string(ctx->per_host)
-                                                       : std::string())
-                                  : "not enough free hosts: needs " + std::to_string(ctx->hosts_needed);
+        out.reason = d.total_gpus
+                         ? "not enough free GPUs: needs " + std::to_string(d.total_gpus) +
+                               (ctx->per_host ? " as " + std::to_string(ctx->hosts_needed) +
+                                                    " hosts x " + std::to_string(ctx->per_host)
+                                              : std::string())
+                         : "not enough free hosts: needs " + std::to_string(ctx->hosts_needed);
         return out;
     }
     const bool engine = policy == "engine" || policy == "engine-norisk";

@@ -14,9 +14,9 @@ struct SearchContext {
     const PlacementEngine &engine;
     const JobDemand &demand;
     const ClusterState &state;
-    int per_host = 0;         // GPUs each host must give (0: as many as it has)
-    int hosts_needed = 0;     // with per_host or a job without GPUs: exactly this many
-    int gpus_needed = 0;      // total GPUs (0: a job without GPUs)
+    int per_host = 0;      // GPUs each host must give (0: as many as it has)
+    int hosts_needed = 0;  // with per_host or a job without GPUs: exactly this many
+    int gpus_needed = 0;   // total GPUs (0: a job without GPUs)
     int max_hosts = 0;
     std::vector<int> capacity;  // per host: what it can give (slots of per_host GPUs,
                                 // free GPUs, or 1 for a usable host); 0: ineligible
@@ -46,7 +46,6 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
 std::optional<Placement> place_slurm_default(const SearchContext &c);
 std::optional<Placement> place_tree_bestfit(const SearchContext &c);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
-std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
-                                      double budget_ms);
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
 
 }  // namespace slurm_ai::detail

@@ -41,7 +41,8 @@ std::optional<Placement> place_slurm_default(const SearchContext &c) {
         // Slurm keeps node order, not leaf order, for task layout.
         std::vector<std::size_t> idx(p->hosts.size());
         std::iota(idx.begin(), idx.end(), 0);
-        std::sort(idx.begin(), idx.end(), [&](auto a, auto b) { return p->hosts[a] < p->hosts[b]; });
+        std::sort(idx.begin(), idx.end(),
+                  [&](auto a, auto b) { return p->hosts[a] < p->hosts[b]; });
         Placement q;
         for (auto i : idx) {
             q.hosts.push_back(p->hosts[i]);

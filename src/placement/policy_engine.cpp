@@ -17,8 +17,10 @@ struct Scored {
 
 }  // namespace
 
-std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms) {
-    const auto deadline = Clock::now() + std::chrono::microseconds(static_cast<long>(budget_ms * 1000));
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
+                                      double budget_ms) {
+    const auto deadline =
+        Clock::now() + std::chrono::microseconds(static_cast<long>(budget_ms * 1000));
     const PlacementEngine &e = c.engine;
     const ClusterGraph &g = e.graph();
     const double host_rate = e.risk_model().constants().host_per_day;
@@ -26,8 +28,8 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     auto evaluate = [&](std::vector<int> hosts) {
         Scored s{assemble(c, std::move(hosts), true), 0};
         e.score(c.demand, &c.state, s.p);
-        s.objective = (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) +
-                      risk_weight * s.p.risk / host_rate;
+        s.objective =
+            (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) + risk_weight * s.p.risk / host_rate;
         return s;
     };
 

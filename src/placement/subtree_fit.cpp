@@ -43,7 +43,9 @@ std::optional<SearchContext> make_context(const PlacementEngine &engine, const J
 namespace {
 
 // How much of the job a set of capacities can hold: hosts (fixed shapes) or GPUs.
-int need(const SearchContext &c) { return c.per_host || !c.gpus_needed ? c.hosts_needed : c.gpus_needed; }
+int need(const SearchContext &c) {
+    return c.per_host || !c.gpus_needed ? c.hosts_needed : c.gpus_needed;
+}
 
 // Picks hosts from one leaf: for fixed shapes the hosts with the fewest free GPUs (the
 // tightest fit, keeping emptier hosts whole); for GPU counts the fullest-free first (the

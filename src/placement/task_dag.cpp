@@ -27,7 +27,8 @@ struct DagReader {
 
 int line_of(std::string_view text, std::size_t byte) {
     byte = std::min(byte, text.size());
-    return 1 + static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
+    return 1 +
+           static_cast<int>(std::count(text.begin(), text.begin() + static_cast<long>(byte), '\n'));
 }
 
 }  // namespace
@@ -68,8 +69,8 @@ Parsed<TaskDag> parse_task_dag(std::string_view text, std::string_view source) {
     try {
         doc = json::parse(text);
     } catch (const json::parse_error &e) {
-        return InputError{"JSON", std::string(e.what()).substr(0, 120), "a JSON task DAG",
-                          r.source, line_of(text, e.byte)};
+        return InputError{"JSON", std::string(e.what()).substr(0, 120), "a JSON task DAG", r.source,
+                          line_of(text, e.byte)};
     }
     // The compact form written by compact_task_dag.
     if (doc.is_object() && doc.contains("t") && !doc.contains("tasks")) {
@@ -145,7 +146,8 @@ Parsed<TaskDag> parse_task_dag(std::string_view text, std::string_view source) {
                     return r.fail(at + "." + key, key, "one of from, to, bytes");
             DagEdge edge;
             for (const char *end : {"from", "to"}) {
-                if (!e.contains(end) || !e[end].is_string() || !index.count(e[end].get<std::string>()))
+                if (!e.contains(end) || !e[end].is_string() ||
+                    !index.count(e[end].get<std::string>()))
                     return r.fail(at + "." + end, e.value(end, json()), "the name of a task");
                 (std::string_view(end) == "from" ? edge.from : edge.to) =
                     index.at(e[end].get<std::string>());
@@ -205,9 +207,8 @@ void to_json(nlohmann::json &j, const TaskDag &dag) {
     for (const auto &t : dag.tasks)
         j["tasks"].push_back({{"name", t.name}, {"gpus", t.gpus}, {"compute_s", t.compute_s}});
     for (const auto &e : dag.edges)
-        j["edges"].push_back({{"from", dag.tasks[e.from].name},
-                              {"to", dag.tasks[e.to].name},
-                              {"bytes", e.bytes}});
+        j["edges"].push_back(
+            {{"from", dag.tasks[e.from].name}, {"to", dag.tasks[e.to].name}, {"bytes", e.bytes}});
 }
 
 }  // namespace slurm_ai

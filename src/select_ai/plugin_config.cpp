@@ -53,7 +53,8 @@ std::optional<InputError> parse_number(const Line &l, double lo, double hi, doub
     char *end = nullptr;
     errno = 0;
     double x = std::strtod(v.c_str(), &end);
-    if (v.empty() || end != v.c_str() + v.size() || errno || !std::isfinite(x) || x < lo || x > hi) {
+    if (v.empty() || end != v.c_str() + v.size() || errno || !std::isfinite(x) || x < lo ||
+        x > hi) {
         char buf[96];
         std::snprintf(buf, sizeof buf, "a number from %g to %g", lo, hi);
         return l.error(buf);
@@ -81,8 +82,8 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     std::size_t pos = 0;
     while (pos <= text.size()) {
         auto end = text.find('\n', pos);
-        std::string_view raw = text.substr(pos, end == std::string_view::npos ? std::string_view::npos
-                                                                              : end - pos);
+        std::string_view raw =
+            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
         pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
         ++number;
         if (auto hash = raw.find('#'); hash != std::string_view::npos)
@@ -91,8 +92,9 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         if (raw.empty())
             continue;
         auto eq = raw.find('=');
-        Line l{c.source, number, std::string(trim(raw.substr(0, eq))),
-               eq == std::string_view::npos ? std::string() : std::string(trim(raw.substr(eq + 1)))};
+        Line l{
+            c.source, number, std::string(trim(raw.substr(0, eq))),
+            eq == std::string_view::npos ? std::string() : std::string(trim(raw.substr(eq + 1)))};
         if (eq == std::string_view::npos || l.key.empty())
             return InputError{"line", std::string(raw), "Key=Value", c.source, number};
         const std::string key = lower(l.key);
@@ -108,11 +110,13 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             auto at = l.value.rfind('=');
             c.cluster.nodes.push_back(at == std::string::npos
                                           ? resolve(base, l.value)
-                                          : l.value.substr(0, at + 1) + resolve(base, l.value.substr(at + 1)));
+                                          : l.value.substr(0, at + 1) +
+                                                resolve(base, l.value.substr(at + 1)));
         } else if (key == "policy") {
             auto v = lower(l.value);
             if (v != "passthrough" && !PlacementEngine::known_policy(v))
-                return l.error("one of engine, engine-norisk, tree-bestfit, slurm-default, passthrough");
+                return l.error(
+                    "one of engine, engine-norisk, tree-bestfit, slurm-default, passthrough");
             c.policy = v;
         } else if (key == "timebudgetms") {
             if (!(err = parse_number(l, 0.1, 1000, x)))
@@ -150,10 +154,11 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             if (!(err = parse_number(l, 0, 1e3, x)))
                 c.risk.switch_per_day = x;
         } else {
-            return l.error("a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
-                           "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
-                           "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
-                           "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug");
+            return l.error(
+                "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
+                "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
+                "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
+                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug");
         }
         if (err)
             return *err;

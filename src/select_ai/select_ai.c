@@ -12,23 +12,23 @@
 
 #include "src/common/slurm_xlator.h"
 
+#include <inttypes.h>
+#include <string.h>
+#include <time.h>
 #include "cons_tres_forward.h"
 #include "select_bridge.h"
 #include "slurm/slurm.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
-#include <inttypes.h>
-#include <string.h>
-#include <time.h>
 
 #include "src/common/bitstring.h"
 #include "src/common/gres.h"
 #include "src/common/job_resources.h"
 #include "src/common/list.h"
 #include "src/common/node_conf.h"
+#include "src/common/select.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
-#include "src/common/select.h"
 #include "src/slurmctld/slurmctld.h"
 
 const char plugin_name[] = "AI topology-aware selection (forwarding to cons_tres)";
@@ -194,6 +194,32 @@ static char *_allocated_gpus(job_record_t *job_ptr) {
     return out;
 }
 
+/*
+ * Nodes that went DOWN since the last look count as failures in the risk model's history
+ * (kept across restarts by state_save). Looked at on every job test, which is frequent
+ * enough and costs one pass over the node table.
+ */
+static void _note_down_nodes(void) {
+    static bitstr_t *was_down;
+    node_record_t *node_ptr;
+
+    if (!was_down || bit_size(was_down) != node_record_count) {
+        FREE_NULL_BITMAP(was_down);
+        was_down = bit_alloc(node_record_count);
+    }
+    for (int i = 0; (node_ptr = next_node(&i)); i++) {
+        bool down = IS_NODE_DOWN(node_ptr);
+        if (down && !bit_test(was_down, node_ptr->index)) {
+            bit_set(was_down, node_ptr->index);
+            ai_select_note_failure(node_ptr->name);
+            log_flag(SELECT_TYPE, "%s: %s is down: counted in its failure history", plugin_type,
+                     node_ptr->name);
+        } else if (!down) {
+            bit_clear(was_down, node_ptr->index);
+        }
+    }
+}
+
 static bitstr_t *_bitmap_of(const int *nodes, uint32_t count) {
     bitstr_t *b = bit_alloc(node_record_count);
     for (uint32_t i = 0; i < count; i++)
@@ -216,7 +242,9 @@ int select_p_state_restore(char *dir_name) {
     return cons_tres.state_restore(dir_name);
 }
 
-int select_p_job_init(List job_list) { return cons_tres.job_init(job_list); }
+int select_p_job_init(List job_list) {
+    return cons_tres.job_init(job_list);
+}
 
 int select_p_node_init(void) {
     int rc = cons_tres.node_init();
@@ -243,6 +271,7 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
     int rc;
     bitstr_t *orig, *attempt;
 
+    _note_down_nodes();
     if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req))
         return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                                   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
@@ -284,8 +313,8 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                                preemptee_candidates, NULL, exc_core_bitmap) == SLURM_SUCCESS) {
             char *names = bitmap2node_name(stock);
             ai_select_note_stock(job_ptr->job_id, names);
-            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type,
-                     job_ptr, names);
+            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type, job_ptr,
+                     names);
             xfree(names);
         }
         FREE_NULL_BITMAP(stock);
@@ -303,8 +332,8 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
             if (step > 0)
-                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s",
-                     plugin_type, job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
+                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", plugin_type,
+                     job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
             else
                 log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.reason);
             FREE_NULL_BITMAP(attempt);
@@ -319,7 +348,9 @@ done:
     return rc;
 }
 
-int select_p_job_begin(job_record_t *job_ptr) { return cons_tres.job_begin(job_ptr); }
+int select_p_job_begin(job_record_t *job_ptr) {
+    return cons_tres.job_begin(job_ptr);
+}
 
 /*
  * cons_tres allocates a starting job's cores, memory and GPUs here (also for running jobs

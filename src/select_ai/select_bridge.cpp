@@ -35,7 +35,8 @@ std::vector<const char *> env_of(const ai_job_t *job) {
 }
 
 double now_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 }  // namespace
@@ -45,8 +46,8 @@ extern "C" int ai_select_load(const char *conf_path, const char *default_fabric,
                               size_t errlen) {
     return guarded(err, errlen, [&] {
         std::vector<std::string> names(node_names, node_names + node_count);
-        if (auto e = service().load(conf_path ? conf_path : "", default_fabric ? default_fabric : "",
-                                    names)) {
+        if (auto e = service().load(conf_path ? conf_path : "",
+                                    default_fabric ? default_fabric : "", names)) {
             copy_message(err, errlen, *e);
             return -1;
         }
@@ -66,7 +67,8 @@ extern "C" int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uin
                               job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
         std::vector<slurm_ai::SelectNode> view(node_count);
         for (uint32_t i = 0; i < node_count; ++i)
-            view[i] = {nodes[i].usable != 0, nodes[i].free_gpus, static_cast<double>(nodes[i].weight)};
+            view[i] = {nodes[i].usable != 0, nodes[i].free_gpus,
+                       static_cast<double>(nodes[i].weight)};
         auto o = service().decide(j, view);
         out->kind = o.kind == slurm_ai::SelectOutcome::Kind::kPlaced ? AI_PLACED
                     : o.kind == slurm_ai::SelectOutcome::Kind::kWait ? AI_WAIT
@@ -148,8 +150,8 @@ extern "C" int ai_select_state_restore(const char *dir, char *err, size_t errlen
 extern "C" int ai_select_read_hints(const char *const *env, uint32_t env_size, char *summary,
                                     size_t summary_len, char *err, size_t errlen) {
     return guarded(err, errlen, [&] {
-        std::span<const char *const> e = env ? std::span<const char *const>(env, env_size)
-                                             : std::span<const char *const>();
+        std::span<const char *const> e =
+            env ? std::span<const char *const>(env, env_size) : std::span<const char *const>();
         auto read = slurm_ai::hints_from_spank_env(e);
         nlohmann::json j = read.hints;
         copy_message(summary, summary_len, j.dump());

@@ -51,8 +51,7 @@ int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uint32_t node_
 void ai_select_note_stock(uint32_t job_id, const char *nodes);
 /* Writes the job's record; copies a one-line summary into summary. */
 int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
-                     const char *gpus, char *summary, size_t summary_len, char *err,
-                     size_t errlen);
+                     const char *gpus, char *summary, size_t summary_len, char *err, size_t errlen);
 void ai_select_forget(uint32_t job_id);
 void ai_select_note_failure(const char *node);
 

@@ -21,7 +21,8 @@ namespace {
 using nlohmann::json;
 
 double now_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
+        .count();
 }
 
 // Writes next to the target and renames over it, so a reader never sees half a file.
@@ -51,8 +52,12 @@ struct SelectService::Loaded {
 SelectService::SelectService() = default;
 SelectService::~SelectService() = default;
 
-bool SelectService::ready() const { return loaded_ != nullptr; }
-const PluginConfig *SelectService::config() const { return loaded_ ? &loaded_->config : nullptr; }
+bool SelectService::ready() const {
+    return loaded_ != nullptr;
+}
+const PluginConfig *SelectService::config() const {
+    return loaded_ ? &loaded_->config : nullptr;
+}
 
 std::optional<std::string> SelectService::load(const std::string &conf_path,
                                                const std::string &default_fabric,
@@ -70,7 +75,8 @@ std::optional<std::string> SelectService::load(const std::string &conf_path,
     auto graph = load_cluster(cfg.cluster);
     if (!graph)
         return graph.error().message();
-    auto l = std::unique_ptr<Loaded>(new Loaded{std::move(cfg), std::move(graph).value(), nullptr, {}, {}});
+    auto l = std::unique_ptr<Loaded>(
+        new Loaded{std::move(cfg), std::move(graph).value(), nullptr, {}, {}});
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
                                                   l->config.engine);
     l->host_of_node.assign(slurm_nodes.size(), -1);
@@ -120,9 +126,9 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     }
     if (!hints.comm && l.config.default_comm && (multi_node || job.total_gpus > 1))
         hints.comm = l.config.default_comm;
-    JobDemand demand =
-        make_demand(JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
-                    hints);
+    JobDemand demand = make_demand(
+        JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
+        hints);
     demand.pending_s = job.pending_s;
 
     ClusterState state(l.graph);
@@ -241,6 +247,10 @@ void SelectService::forget(std::uint32_t job_id) {
 }
 
 void SelectService::note_failure(const std::string &node, double t) {
+    // A node still down when slurmctld restarts is seen going down again: one failure
+    // within an hour counts once.
+    if (auto it = failures_.find(node); it != failures_.end() && t - it->second.at_s < 3600)
+        return;
     auto &h = failures_[node];
     h.count = failures(node, t) + 1;
     h.at_s = t;
@@ -276,7 +286,8 @@ std::optional<std::string> SelectService::restore_state(const std::string &dir) 
     try {
         auto j = json::parse(text.value());
         if (j.value("version", 0) != 1)
-            return path + ": unknown version " + j.value("version", json()).dump() + "; starting clean";
+            return path + ": unknown version " + j.value("version", json()).dump() +
+                   "; starting clean";
         for (const auto &[name, h] : j.at("failures").items())
             restored[name] = History{h.at("count").get<double>(), h.at("at").get<double>()};
     } catch (const std::exception &e) {

@@ -27,8 +27,8 @@ struct EdgeProps {
     int cables = 1;
 };
 
-using Graph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, VertexProps,
-                                    EdgeProps>;
+using Graph =
+    boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS, VertexProps, EdgeProps>;
 using SwitchGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::undirectedS,
                                           boost::no_property, EdgeProps>;
 
@@ -36,13 +36,17 @@ constexpr double kGbitToGB = 1.0 / 8.0;
 
 double intra_latency(const LatencyModel &lat, PathType p) {
     switch (p) {
-        case PathType::kSelf: return 0;
+        case PathType::kSelf:
+            return 0;
         case PathType::kNVLink:
-        case PathType::kNVSwitch: return lat.nvlink_us;
+        case PathType::kNVSwitch:
+            return lat.nvlink_us;
         case PathType::kPCIeSwitch:
         case PathType::kPCIeBridges:
-        case PathType::kHostBridge: return lat.pcie_us;
-        case PathType::kInterSocket: return lat.pcie_us + lat.inter_socket_us;
+        case PathType::kHostBridge:
+            return lat.pcie_us;
+        case PathType::kInterSocket:
+            return lat.pcie_us + lat.inter_socket_us;
     }
     return lat.pcie_us;
 }
@@ -52,27 +56,27 @@ double intra_latency(const LatencyModel &lat, PathType p) {
 struct ClusterGraph::Impl {
     Fabric fabric;
     LatencyModel latency;
-    std::vector<int> host_nodes;                       // host -> fabric node
+    std::vector<int> host_nodes;  // host -> fabric node
     std::unordered_map<std::string, int> host_by_name;
-    std::vector<const NodeTopology *> host_topology;   // host -> topology (owned below)
+    std::vector<const NodeTopology *> host_topology;  // host -> topology (owned below)
     std::vector<std::unique_ptr<NodeTopology>> topologies;
-    std::vector<std::vector<int>> pairing;             // per distinct topology, by pointer
+    std::vector<std::vector<int>> pairing;  // per distinct topology, by pointer
     std::unordered_map<const NodeTopology *, std::vector<int>> nic_of_gpu;
     int gpus = 0;
 
     // Switch tables, indexed by switch number s (0..S-1).
-    std::vector<int> switch_nodes;          // s -> fabric node
-    std::vector<int> switch_of_node;        // fabric node -> s, or -1
+    std::vector<int> switch_nodes;    // s -> fabric node
+    std::vector<int> switch_of_node;  // fabric node -> s, or -1
     std::vector<int> switch_level;
-    std::vector<std::uint16_t> hops;        // S x S, UINT16_MAX when unreachable
-    std::vector<float> widest;              // S x S, GB/s of one flow along a shortest path
-    std::vector<double> uplink_gbs;         // s -> capacity towards higher levels
-    std::vector<std::vector<int>> leaves_below;  // s -> leaf switches in its subtree
+    std::vector<std::uint16_t> hops;              // S x S, UINT16_MAX when unreachable
+    std::vector<float> widest;                    // S x S, GB/s of one flow along a shortest path
+    std::vector<double> uplink_gbs;               // s -> capacity towards higher levels
+    std::vector<std::vector<int>> leaves_below;   // s -> leaf switches in its subtree
     std::vector<std::vector<int>> hosts_at_leaf;  // s -> hosts attached (leaf switches)
 
     // Host attachment.
-    std::vector<int> host_switch;           // host -> s, or -1
-    std::vector<double> host_link_gbs;      // host -> one cable, GB/s
+    std::vector<int> host_switch;       // host -> s, or -1
+    std::vector<double> host_link_gbs;  // host -> one cable, GB/s
 
     Graph graph;
 
@@ -91,8 +95,8 @@ struct ClusterGraph::Impl {
         }
         int d = hops[sa * S() + sb];
         m.fabric_hops = d + 2;
-        m.bandwidth_gbs = std::min({host_link_gbs[a], host_link_gbs[b],
-                                    static_cast<double>(widest[sa * S() + sb])});
+        m.bandwidth_gbs = std::min(
+            {host_link_gbs[a], host_link_gbs[b], static_cast<double>(widest[sa * S() + sb])});
         m.latency_us = 2 * latency.nic_us + (d + 1) * latency.switch_us;
         return m;
     }
@@ -217,8 +221,8 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
             int v = static_cast<int>(boost::add_vertex(
                 VertexProps{VertexKind::kGpu, static_cast<int>(i), static_cast<int>(h)}, g.graph));
             gv.push_back(v);
-            double pcie = nic[i] >= 0 ? t.gpu_nic_bandwidth[i * t.nics.size() + nic[i]]
-                                      : kDefaultPcieGBs;
+            double pcie =
+                nic[i] >= 0 ? t.gpu_nic_bandwidth[i * t.nics.size() + nic[i]] : kDefaultPcieGBs;
             EdgeProps e{pcie, pcie, latency.pcie_us, 1};
             boost::add_edge(v, node_vertex[g.host_nodes[h]], e, g.graph);
             if (nvs >= 0 && t.gpus[i].nvlink_gbs > 0) {
@@ -230,8 +234,7 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
             for (std::size_t j = i + 1; j < t.gpus.size(); ++j)
                 if (t.path(static_cast<int>(i), static_cast<int>(j)) == PathType::kNVLink) {
                     double bw = t.bandwidth(static_cast<int>(i), static_cast<int>(j));
-                    boost::add_edge(gv[i], gv[j], EdgeProps{bw, bw, latency.nvlink_us, 1},
-                                    g.graph);
+                    boost::add_edge(gv[i], gv[j], EdgeProps{bw, bw, latency.nvlink_us, 1}, g.graph);
                 }
     }
 
@@ -249,9 +252,9 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
         dist[s] = 0;
         wide[s] = std::numeric_limits<float>::max();
         auto vis = boost::make_bfs_visitor(std::make_pair(
-            boost::record_distances(boost::make_iterator_property_map(dist,
-                                        boost::get(boost::vertex_index, sg)),
-                                    boost::on_tree_edge()),
+            boost::record_distances(
+                boost::make_iterator_property_map(dist, boost::get(boost::vertex_index, sg)),
+                boost::on_tree_edge()),
             boost::write_property(boost::typed_identity_property_map<std::size_t>(),
                                   std::back_inserter(order), boost::on_discover_vertex())));
         boost::breadth_first_search(sg, s, boost::visitor(vis));
@@ -286,8 +289,12 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
     return ClusterGraph(std::move(impl));
 }
 
-const Fabric &ClusterGraph::fabric() const { return impl_->fabric; }
-int ClusterGraph::host_count() const { return static_cast<int>(impl_->host_nodes.size()); }
+const Fabric &ClusterGraph::fabric() const {
+    return impl_->fabric;
+}
+int ClusterGraph::host_count() const {
+    return static_cast<int>(impl_->host_nodes.size());
+}
 const std::string &ClusterGraph::host_name(int host) const {
     return impl_->fabric.nodes[impl_->host_nodes[host]].name;
 }
@@ -295,13 +302,25 @@ int ClusterGraph::host_index(std::string_view name) const {
     auto it = impl_->host_by_name.find(std::string(name));
     return it == impl_->host_by_name.end() ? -1 : it->second;
 }
-int ClusterGraph::host_node(int host) const { return impl_->host_nodes[host]; }
-const NodeTopology &ClusterGraph::node(int host) const { return *impl_->host_topology[host]; }
-int ClusterGraph::gpu_count() const { return impl_->gpus; }
-std::size_t ClusterGraph::vertex_count() const { return boost::num_vertices(impl_->graph); }
-std::size_t ClusterGraph::edge_count() const { return boost::num_edges(impl_->graph); }
+int ClusterGraph::host_node(int host) const {
+    return impl_->host_nodes[host];
+}
+const NodeTopology &ClusterGraph::node(int host) const {
+    return *impl_->host_topology[host];
+}
+int ClusterGraph::gpu_count() const {
+    return impl_->gpus;
+}
+std::size_t ClusterGraph::vertex_count() const {
+    return boost::num_vertices(impl_->graph);
+}
+std::size_t ClusterGraph::edge_count() const {
+    return boost::num_edges(impl_->graph);
+}
 
-PathMetrics ClusterGraph::host_path(int a, int b) const { return impl_->host_path(a, b); }
+PathMetrics ClusterGraph::host_path(int a, int b) const {
+    return impl_->host_path(a, b);
+}
 
 PathMetrics ClusterGraph::gpu_path(GpuRef a, GpuRef b) const {
     const Impl &g = *impl_;
@@ -368,8 +387,7 @@ std::optional<Subtree> ClusterGraph::smallest_subtree(std::span<const int> free_
         int pick = -1;
         for (int leaf : leaves) {
             int c = static_cast<int>(free_at[leaf].size());
-            if (c >= remaining &&
-                (pick < 0 || c < static_cast<int>(free_at[pick].size())))
+            if (c >= remaining && (pick < 0 || c < static_cast<int>(free_at[pick].size())))
                 pick = leaf;
         }
         if (pick < 0)
@@ -421,7 +439,9 @@ int ClusterGraph::host_leaf(int host) const {
     int s = impl_->host_switch[host];
     return s < 0 ? -1 : impl_->switch_nodes[s];
 }
-double ClusterGraph::host_link_gbs(int host) const { return impl_->host_link_gbs[host]; }
+double ClusterGraph::host_link_gbs(int host) const {
+    return impl_->host_link_gbs[host];
+}
 double ClusterGraph::uplink_gbs(int switch_node) const {
     return impl_->uplink_gbs[impl_->switch_of_node[switch_node]];
 }
@@ -442,15 +462,21 @@ std::vector<int> ClusterGraph::leaves_below(int switch_node) const {
 const std::vector<int> &ClusterGraph::hosts_at_leaf(int switch_node) const {
     return impl_->hosts_at_leaf[impl_->switch_of_node[switch_node]];
 }
-std::vector<int> ClusterGraph::switch_nodes() const { return impl_->switch_nodes; }
+std::vector<int> ClusterGraph::switch_nodes() const {
+    return impl_->switch_nodes;
+}
 
 Parsed<GpuRef> ClusterGraph::parse_endpoint(std::string_view text) const {
     auto colon = text.rfind(':');
     std::string_view host = text.substr(0, colon);
     int h = host_index(host);
     if (h < 0)
-        return InputError{"endpoint", std::string(text), "HOST or HOST:gpuN with HOST a host of "
-                                                         "the fabric", {}, 0};
+        return InputError{"endpoint",
+                          std::string(text),
+                          "HOST or HOST:gpuN with HOST a host of "
+                          "the fabric",
+                          {},
+                          0};
     if (colon == std::string_view::npos)
         return GpuRef{h, -1};
     auto gpu = text.substr(colon + 1);
@@ -460,11 +486,12 @@ Parsed<GpuRef> ClusterGraph::parse_endpoint(std::string_view text) const {
     auto [end, ec] = std::from_chars(gpu.data(), gpu.data() + gpu.size(), idx);
     int count = static_cast<int>(node(h).gpus.size());
     if (ec != std::errc() || end != gpu.data() + gpu.size() || idx < 0 || idx >= count)
-        return InputError{"endpoint", std::string(text),
+        return InputError{"endpoint",
+                          std::string(text),
                           "a GPU index from 0 to " + std::to_string(count - 1) + " of " +
-                              std::string(host) + " (it has " + std::to_string(count) +
-                              " GPUs)",
-                          {}, 0};
+                              std::string(host) + " (it has " + std::to_string(count) + " GPUs)",
+                          {},
+                          0};
     return GpuRef{h, idx};
 }
 

@@ -9,10 +9,14 @@ namespace slurm_ai {
 
 std::string_view to_string(TopologyFileKind k) {
     switch (k) {
-        case TopologyFileKind::kHwlocXml: return "hwloc-xml";
-        case TopologyFileKind::kNcclXml: return "nccl-xml";
-        case TopologyFileKind::kTopologyConf: return "topology.conf";
-        case TopologyFileKind::kIbnetdiscover: return "ibnetdiscover";
+        case TopologyFileKind::kHwlocXml:
+            return "hwloc-xml";
+        case TopologyFileKind::kNcclXml:
+            return "nccl-xml";
+        case TopologyFileKind::kTopologyConf:
+            return "topology.conf";
+        case TopologyFileKind::kIbnetdiscover:
+            return "ibnetdiscover";
     }
     return "?";
 }
@@ -20,8 +24,8 @@ std::string_view to_string(TopologyFileKind k) {
 Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return InputError{"file", path, std::string("a readable file (") + std::strerror(errno) + ")",
-                          path, 0};
+        return InputError{"file", path,
+                          std::string("a readable file (") + std::strerror(errno) + ")", path, 0};
     std::ostringstream buf;
     buf << in.rdbuf();
     std::string text = std::move(buf).str();
@@ -61,7 +65,8 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
     int line = 0;
     while (pos < text.size()) {
         auto end = text.find('\n', pos);
-        auto l = text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
+        auto l =
+            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
         pos = end == std::string_view::npos ? text.size() : end + 1;
         ++line;
         auto first = l.find_first_not_of(" \t\r");
@@ -104,9 +109,12 @@ Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *
         return TopologyFile(std::move(parsed).value());
     };
     switch (kind.value()) {
-        case TopologyFileKind::kHwlocXml: return wrap(parse_hwloc_xml(text.value(), path));
-        case TopologyFileKind::kNcclXml: return wrap(parse_nccl_topo(text.value(), path));
-        case TopologyFileKind::kTopologyConf: return wrap(parse_topology_conf(text.value(), path));
+        case TopologyFileKind::kHwlocXml:
+            return wrap(parse_hwloc_xml(text.value(), path));
+        case TopologyFileKind::kNcclXml:
+            return wrap(parse_nccl_topo(text.value(), path));
+        case TopologyFileKind::kTopologyConf:
+            return wrap(parse_topology_conf(text.value(), path));
         case TopologyFileKind::kIbnetdiscover:
             return wrap(parse_ibnetdiscover(text.value(), path, map));
     }

@@ -15,10 +15,11 @@ const std::string kData = SLURM_AI_DATA_DIR;
 
 // Two leaves of four hosts under one spine; host links 100 Gb/s, leaf uplinks 100 Gb/s.
 ClusterGraph two_leaves(std::optional<NodeTopology> node = {}) {
-    auto fabric = parse_topology_conf("SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=100\n"
-                                      "SwitchName=leaf2 Nodes=n[5-8] LinkSpeed=100\n"
-                                      "SwitchName=spine Switches=leaf[1-2] LinkSpeed=100\n",
-                                      "two-leaves");
+    auto fabric = parse_topology_conf(
+        "SwitchName=leaf1 Nodes=n[1-4] LinkSpeed=100\n"
+        "SwitchName=leaf2 Nodes=n[5-8] LinkSpeed=100\n"
+        "SwitchName=spine Switches=leaf[1-2] LinkSpeed=100\n",
+        "two-leaves");
     REQUIRE(fabric.ok());
     auto g = ClusterGraph::build(std::move(fabric).value(), {}, std::move(node));
     REQUIRE(g.ok());
@@ -140,12 +141,13 @@ TEST_CASE("the X5 fabric as a cluster graph", "[graph]") {
     REQUIRE(built.ok());
     const ClusterGraph &g = built.value();
     CHECK(g.host_count() == 89);
-    int a = g.host_index("sl390lin1"), b = g.host_index("sl390lin2"), c = g.host_index("sl390lin101");
+    int a = g.host_index("sl390lin1"), b = g.host_index("sl390lin2"),
+        c = g.host_index("sl390lin101");
     REQUIRE(a >= 0);
     REQUIRE(b >= 0);
     REQUIRE(c >= 0);
-    CHECK(g.host_path(a, b).fabric_hops == 2);  // same leaf
-    CHECK(g.host_path(a, c).fabric_hops == 4);  // leaf, spine, leaf
+    CHECK(g.host_path(a, b).fabric_hops == 2);              // same leaf
+    CHECK(g.host_path(a, c).fabric_hops == 4);              // leaf, spine, leaf
     CHECK(g.host_path(a, c).bandwidth_gbs == Approx(4.0));  // 4xQDR = 32 Gb/s
     for (int i = 0; i < g.host_count(); ++i)
         for (int j = i + 1; j < g.host_count(); ++j) {

@@ -35,9 +35,9 @@ TEST_CASE("a two-host ring follows the alpha-beta formula", "[cost]") {
     d.comm.algo = "ring";
     auto est = model.estimate(d, hosts_only(g, {"h1", "h2"}));
     const auto &c = model.constants();
-    double rate = 100.0 / 8 * c.inter_efficiency * 1e9;                       // bytes/s
-    double alpha = c.alpha_inter_s + (2 * 1.0 + 0.13) * 1e-6;                 // + path latency
-    double expected = 2 * (2 - 1) * (alpha + (1ull << 30) / 2.0 / rate);      // 2(p-1) steps
+    double rate = 100.0 / 8 * c.inter_efficiency * 1e9;                   // bytes/s
+    double alpha = c.alpha_inter_s + (2 * 1.0 + 0.13) * 1e-6;             // + path latency
+    double expected = 2 * (2 - 1) * (alpha + (1ull << 30) / 2.0 / rate);  // 2(p-1) steps
     CHECK(est.algorithm == "ring");
     CHECK(est.seconds == Approx(expected).epsilon(1e-9));
 }
@@ -125,9 +125,10 @@ TEST_CASE("parameter server: the aggregation tree beats one fixed server across 
 TEST_CASE("a DAG's communication time is what transfers add to its critical path", "[cost]") {
     auto g = fat_tree(2, 4, 100, 100);
     CostModel model(g);
-    auto dag = parse_task_dag(R"({"tasks": [{"name": "a", "compute_s": 1}, {"name": "b", "compute_s": 1},
+    auto dag =
+        parse_task_dag(R"({"tasks": [{"name": "a", "compute_s": 1}, {"name": "b", "compute_s": 1},
         {"name": "c", "compute_s": 5}], "edges": [{"from": "a", "to": "b", "bytes": "1G"}]})",
-                              "dag");
+                       "dag");
     REQUIRE(dag.ok());
     JobDemand d = make_demand(JobRequest{3, 3, 0, 0, 1}, JobHints{}, dag.value());
     auto est = model.estimate(d, hosts_only(g, {"h1", "h2", "h3"}));

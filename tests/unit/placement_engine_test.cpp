@@ -149,7 +149,8 @@ TEST_CASE("job shapes: hosts only, a GPU count, and what does not fit", "[engine
     CHECK_FALSE(too_big.placement);
     CHECK_FALSE(too_big.wait);
     CHECK_THAT(too_big.reason, Catch::Contains("not enough free GPUs"));
-    CHECK_FALSE(engine.place(make_demand(JobRequest{1, 1, 0, 1, 1}, JobHints{}), s, "magic").placement);
+    CHECK_FALSE(
+        engine.place(make_demand(JobRequest{1, 1, 0, 1, 1}, JobHints{}), s, "magic").placement);
 }
 
 TEST_CASE("allocating and releasing a placement round-trips the free view", "[engine]") {

@@ -47,7 +47,8 @@ inline int host(const ClusterGraph &g, const std::string &name) {
 }
 
 // Marks hosts busy (no free GPU, not usable).
-inline void occupy(ClusterState &s, const ClusterGraph &g, std::initializer_list<const char *> names) {
+inline void occupy(ClusterState &s, const ClusterGraph &g,
+                   std::initializer_list<const char *> names) {
     for (auto *n : names) {
         int h = host(g, n);
         s.free_gpus[h] = 0;

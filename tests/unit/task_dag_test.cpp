@@ -74,7 +74,8 @@ TEST_CASE("cycles and broken JSON are reported", "[dag]") {
     REQUIRE_FALSE(cycle.ok());
     CHECK_THAT(cycle.error().message(), Catch::Contains("acyclic"));
 
-    auto broken = parse_task_dag("{\n  \"tasks\": [\n    {\"name\": \"a\",}\n  ]\n}", "broken.json");
+    auto broken =
+        parse_task_dag("{\n  \"tasks\": [\n    {\"name\": \"a\",}\n  ]\n}", "broken.json");
     REQUIRE_FALSE(broken.ok());
     CHECK(broken.error().line == 3);
     CHECK(broken.error().source == "broken.json");

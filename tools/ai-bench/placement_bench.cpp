@@ -19,8 +19,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "slurm_ai/fabric.hpp"
 #include "slurm_ai/node_topology.hpp"
@@ -46,7 +46,8 @@ std::string fat_tree_conf(int hosts) {
     }
     if (leaves > 1)
         for (int s = 0; s < spines; ++s)
-            conf += fmt::format("SwitchName=spine{} Switches=leaf[1-{}] LinkSpeed=200\n", s + 1, leaves);
+            conf += fmt::format("SwitchName=spine{} Switches=leaf[1-{}] LinkSpeed=200\n", s + 1,
+                                leaves);
     return conf;
 }
 
@@ -107,8 +108,8 @@ int main(int argc, char **argv) {
         weights.push_back(w);
 
     std::printf("%-7s %-6s %-13s %10s %10s %10s %8s %10s %10s %9s %9s\n", "nodes", "probes",
-                "policy", "mean ms", "p50 ms", "p99 ms", "fits", "mean eff", "min eff",
-                "eff<base", "RSS MiB");
+                "policy", "mean ms", "p50 ms", "p99 ms", "fits", "mean eff", "min eff", "eff<base",
+                "RSS MiB");
     for (int n : sizes) {
         auto fabric = parse_topology_conf(fat_tree_conf(n), "fat-tree");
         if (!fabric) {
@@ -122,7 +123,8 @@ int main(int argc, char **argv) {
             return 1;
         }
         double build_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+                .count();
         const ClusterGraph &g = graph.value();
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
@@ -155,9 +157,9 @@ int main(int argc, char **argv) {
 
         // Probe jobs: every shape, cycled, both policies on the same state.
         std::vector<Shape> probe_shapes{
-            {1, 0, 1, CommPattern::kNone},      {1, 0, 4, CommPattern::kAllReduce},
-            {1, 8, 8, CommPattern::kAllReduce}, {2, 8, 16, CommPattern::kAllReduce},
-            {4, 8, 32, CommPattern::kPipeline}, {4, 8, 32, CommPattern::kAllReduce},
+            {1, 0, 1, CommPattern::kNone},       {1, 0, 4, CommPattern::kAllReduce},
+            {1, 8, 8, CommPattern::kAllReduce},  {2, 8, 16, CommPattern::kAllReduce},
+            {4, 8, 32, CommPattern::kPipeline},  {4, 8, 32, CommPattern::kAllReduce},
             {8, 8, 64, CommPattern::kAllReduce}, {16, 8, 128, CommPattern::kMoE},
         };
         struct Stats {
@@ -173,9 +175,9 @@ int main(int argc, char **argv) {
             for (int k = 0; k < 2; ++k) {
                 auto start = std::chrono::steady_clock::now();
                 auto dec = engine.place(d, state, names[k]);
-                stats[k].ms.push_back(
-                    std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
-                        .count());
+                stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
+                                          std::chrono::steady_clock::now() - start)
+                                          .count());
                 if (dec.placement) {
                     ++stats[k].fits;
                     eff[k] = dec.placement->efficiency;
@@ -185,10 +187,12 @@ int main(int argc, char **argv) {
             if (eff[0] >= 0 && eff[1] >= 0 && eff[0] < eff[1] - 1e-9)
                 ++below;
             if (verbose)
-                std::printf("  probe %d: %u x %u GPUs %s: engine %.3f ms eff %.3f, tree-bestfit %.3f ms eff %.3f\n",
-                            i, d.min_nodes, d.gpus_per_node ? d.gpus_per_node : d.total_gpus,
-                            std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
-                            stats[1].ms.back(), eff[1]);
+                std::printf(
+                    "  probe %d: %u x %u GPUs %s: engine %.3f ms eff %.3f, tree-bestfit %.3f ms "
+                    "eff %.3f\n",
+                    i, d.min_nodes, d.gpus_per_node ? d.gpus_per_node : d.total_gpus,
+                    std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
+                    stats[1].ms.back(), eff[1]);
         }
         for (int k = 0; k < 2; ++k) {
             auto &s = stats[k];
@@ -212,8 +216,9 @@ int main(int argc, char **argv) {
                 b += v;
             ratio = b > 0 ? a / b : 0;
         }
-        std::printf("%-7d graph built in %.1f ms; %.0f%% GPUs busy; engine/baseline decision time %.2fx\n",
-                    n, build_ms, 100 * busy / total, ratio);
+        std::printf(
+            "%-7d graph built in %.1f ms; %.0f%% GPUs busy; engine/baseline decision time %.2fx\n",
+            n, build_ms, 100 * busy / total, ratio);
     }
     return 0;
 }

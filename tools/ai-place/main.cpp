@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/cluster_files.hpp"
@@ -46,7 +46,8 @@ struct Args {
     bool json = false, timing = false;
 };
 
-std::vector<int> hosts_of(const ClusterGraph &g, const std::string &expr, const std::string &field) {
+std::vector<int> hosts_of(const ClusterGraph &g, const std::string &expr,
+                          const std::string &field) {
     std::vector<int> out;
     for (const auto &name : take(expand_hostlist(expr, field))) {
         int h = g.host_index(name);
@@ -74,7 +75,8 @@ double number(const std::string &text, const std::string &field, double lo, doub
             return v;
     } catch (const std::exception &) {
     }
-    throw BadInput{fmt::format("{}='{}': expected a number from {:g} to {:g}", field, text, lo, hi)};
+    throw BadInput{
+        fmt::format("{}='{}': expected a number from {:g} to {:g}", field, text, lo, hi)};
 }
 
 ClusterState occupancy(const ClusterGraph &g, const Args &a) {
@@ -90,7 +92,8 @@ ClusterState occupancy(const ClusterGraph &g, const Args &a) {
             std::size_t pos = 0;
             while (pos <= list.size()) {
                 auto comma = list.find(',', pos);
-                auto item = list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
+                auto item =
+                    list.substr(pos, comma == std::string::npos ? std::string::npos : comma - pos);
                 int gpu = static_cast<int>(number(item, "--busy-gpus GPU", 0,
                                                   static_cast<double>(g.node(h).gpus.size()) - 1));
                 s.free_gpus[h] &= ~(GpuMask{1} << gpu);
@@ -121,7 +124,8 @@ JobDemand demand_of(const Args &a) {
     r.min_nodes = static_cast<std::uint32_t>(number(a.nodes.substr(0, dash), "--nodes", 1, 1e6));
     r.max_nodes = dash == std::string::npos
                       ? r.min_nodes
-                      : static_cast<std::uint32_t>(number(a.nodes.substr(dash + 1), "--nodes MAX", r.min_nodes, 1e6));
+                      : static_cast<std::uint32_t>(
+                            number(a.nodes.substr(dash + 1), "--nodes MAX", r.min_nodes, 1e6));
     r.gpus_per_node = a.gpus_per_node;
     r.total_gpus = a.gpus ? a.gpus : a.gpus_per_node * r.min_nodes;
     r.tasks = a.tasks;
@@ -139,13 +143,14 @@ JobDemand demand_of(const Args &a) {
 }
 
 std::string describe(const JobDemand &d) {
-    std::string shape = d.total_gpus == 0 ? fmt::format("{} hosts", d.min_nodes)
-                        : d.gpus_per_node ? fmt::format("{} nodes x {} GPUs", d.min_nodes, d.gpus_per_node)
-                                          : fmt::format("{} GPUs on {}-{} nodes", d.total_gpus,
-                                                        d.min_nodes, d.max_nodes);
-    std::string comm = d.dag ? fmt::format("task DAG of {} tasks", d.dag->tasks.size())
-                             : fmt::format("{} of {}", to_string(d.comm.pattern),
-                                           format_size(d.comm.bytes));
+    std::string shape =
+        d.total_gpus == 0 ? fmt::format("{} hosts", d.min_nodes)
+        : d.gpus_per_node
+            ? fmt::format("{} nodes x {} GPUs", d.min_nodes, d.gpus_per_node)
+            : fmt::format("{} GPUs on {}-{} nodes", d.total_gpus, d.min_nodes, d.max_nodes);
+    std::string comm =
+        d.dag ? fmt::format("task DAG of {} tasks", d.dag->tasks.size())
+              : fmt::format("{} of {}", to_string(d.comm.pattern), format_size(d.comm.bytes));
     return shape + ", " + comm;
 }
 
@@ -162,13 +167,16 @@ int run(const Args &a) {
     auto policies = a.policies.empty() ? PlacementEngine::policies() : a.policies;
     for (const auto &p : policies)
         if (!PlacementEngine::known_policy(p))
-            throw BadInput{"--policy='" + p + "': expected one of engine, engine-norisk, "
+            throw BadInput{"--policy='" + p +
+                           "': expected one of engine, engine-norisk, "
                            "tree-bestfit, slurm-default, random"};
 
-    json out{{"job", describe(demand)}, {"lower_bound_s", engine.lower_bound(demand)},
+    json out{{"job", describe(demand)},
+             {"lower_bound_s", engine.lower_bound(demand)},
              {"policies", json::array()}};
-    std::string text = fmt::format("job: {}\nlower bound (ideal placement, empty cluster): {:.6f} s per step\n",
-                                   describe(demand), engine.lower_bound(demand));
+    std::string text =
+        fmt::format("job: {}\nlower bound (ideal placement, empty cluster): {:.6f} s per step\n",
+                    describe(demand), engine.lower_bound(demand));
     int status = 0;
     for (std::size_t i = 0; i < policies.size(); ++i) {
         auto d = engine.place(demand, state, policies[i]);
@@ -192,11 +200,12 @@ int run(const Args &a) {
             j["algorithm"] = p.algorithm;
             if (a.timing)
                 j["decision_ms"] = p.decision_ms;
-            text += fmt::format("\n{:<14} hosts {}\n{:<14} ranks {}\n{:<14} comm {:.6f} s/step, "
-                                "efficiency {:.3f}, risk {:.3g}/day, {}{}\n",
-                                policies[i], host_list(graph, p), "", gpu_list(graph, p), "", p.comm_s,
-                                p.efficiency, p.risk, p.algorithm,
-                                a.timing ? fmt::format(", decided in {:.3f} ms", p.decision_ms) : "");
+            text += fmt::format(
+                "\n{:<14} hosts {}\n{:<14} ranks {}\n{:<14} comm {:.6f} s/step, "
+                "efficiency {:.3f}, risk {:.3g}/day, {}{}\n",
+                policies[i], host_list(graph, p), "", gpu_list(graph, p), "", p.comm_s,
+                p.efficiency, p.risk, p.algorithm,
+                a.timing ? fmt::format(", decided in {:.3f} ms", p.decision_ms) : "");
         }
         out["policies"].push_back(j);
     }
@@ -225,7 +234,8 @@ int main(int argc, char **argv) {
     app.add_option("--gpus", a.gpus, "GPUs in total");
     app.add_option("-n,--ntasks", a.tasks, "Tasks");
     app.add_option("--ai-comm", a.comm, "Communication pattern, as sbatch --ai-comm");
-    app.add_option("--ai-dag", a.dag, "Task DAG file, as sbatch --ai-dag")->check(CLI::ExistingFile);
+    app.add_option("--ai-dag", a.dag, "Task DAG file, as sbatch --ai-dag")
+        ->check(CLI::ExistingFile);
     app.add_option("--ai-locality", a.locality, "hard or soft[:WAIT], as sbatch --ai-locality");
     app.add_option("--pending", a.pending, "Seconds the job has waited already");
     app.add_option("--policy", a.policies,

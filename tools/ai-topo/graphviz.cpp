@@ -33,28 +33,30 @@ std::string quote(const std::string &s) {
 }  // namespace
 
 std::string node_to_dot(const NodeTopology &t) {
-    std::string out = "graph node {\n  graph [fontname=Helvetica, rankdir=TB, label=" +
-                      quote((t.hostname.empty() ? std::filesystem::path(t.source).filename().string()
-                                                : t.hostname) +
-                            fmt::format(": {} GPUs, {} NICs, {} NUMA nodes", t.gpus.size(),
-                                        t.nics.size(), t.numa_nodes.size())) +
-                      ", labelloc=t];\n  node [fontname=Helvetica, shape=box, style=filled];\n"
-                      "  edge [fontname=Helvetica, fontsize=10];\n";
+    std::string out =
+        "graph node {\n  graph [fontname=Helvetica, rankdir=TB, label=" +
+        quote((t.hostname.empty() ? std::filesystem::path(t.source).filename().string()
+                                  : t.hostname) +
+              fmt::format(": {} GPUs, {} NICs, {} NUMA nodes", t.gpus.size(), t.nics.size(),
+                          t.numa_nodes.size())) +
+        ", labelloc=t];\n  node [fontname=Helvetica, shape=box, style=filled];\n"
+        "  edge [fontname=Helvetica, fontsize=10];\n";
     // Devices grouped by NUMA node; devices of unknown NUMA go outside any cluster.
     std::map<int, std::string> numa_body;
     for (const auto &n : t.numa_nodes)
         numa_body[n.os_index];
     for (std::size_t i = 0; i < t.gpus.size(); ++i) {
         const auto &g = t.gpus[i];
-        numa_body[g.numa_node] += fmt::format(
-            "    gpu{} [label={}, fillcolor=\"#b7e1a1\"];\n", i,
-            quote(fmt::format("GPU {}\n{}\n{}", i, g.model.empty() ? "GPU" : g.model, g.pci_busid)));
+        numa_body[g.numa_node] +=
+            fmt::format("    gpu{} [label={}, fillcolor=\"#b7e1a1\"];\n", i,
+                        quote(fmt::format("GPU {}\n{}\n{}", i, g.model.empty() ? "GPU" : g.model,
+                                          g.pci_busid)));
     }
     for (std::size_t i = 0; i < t.nics.size(); ++i) {
         const auto &n = t.nics[i];
-        numa_body[n.numa_node] += fmt::format("    nic{} [label={}, fillcolor=\"#f9c98b\"];\n", i,
-                                              quote(fmt::format("{} ({})\n{}", n.name, n.kind,
-                                                                n.pci_busid)));
+        numa_body[n.numa_node] +=
+            fmt::format("    nic{} [label={}, fillcolor=\"#f9c98b\"];\n", i,
+                        quote(fmt::format("{} ({})\n{}", n.name, n.kind, n.pci_busid)));
     }
     for (auto &[numa, body] : numa_body) {
         if (numa < 0) {
@@ -65,34 +67,37 @@ std::string node_to_dot(const NodeTopology &t) {
         for (const auto &n : t.numa_nodes)
             if (n.os_index == numa)
                 cpus = cpu_ranges(n.cpus);
-        out += fmt::format("  subgraph cluster_numa{} {{\n    label={}; style=rounded; "
-                           "color=\"#4a6fa5\";\n    numa{} [label={}, shape=ellipse, "
-                           "fillcolor=\"#dbe6f4\"];\n{}  }}\n",
-                           numa, quote(fmt::format("NUMA {}", numa)), numa,
-                           quote("cpus " + cpus), body);
+        out += fmt::format(
+            "  subgraph cluster_numa{} {{\n    label={}; style=rounded; "
+            "color=\"#4a6fa5\";\n    numa{} [label={}, shape=ellipse, "
+            "fillcolor=\"#dbe6f4\"];\n{}  }}\n",
+            numa, quote(fmt::format("NUMA {}", numa)), numa, quote("cpus " + cpus), body);
     }
     if (t.nvswitches > 0 && !t.gpus.empty()) {
         out += fmt::format("  nvswitch [label={}, fillcolor=\"#9fc5e8\", shape=box3d];\n",
                            quote(fmt::format("{} NVSwitches", t.nvswitches)));
         for (std::size_t i = 0; i < t.gpus.size(); ++i)
             if (t.gpus[i].nvlink_gbs > 0)
-                out += fmt::format("  gpu{} -- nvswitch [label=\"{:g} GB/s\", color=\"#2e7d32\", "
-                                   "penwidth=2];\n",
-                                   i, t.gpus[i].nvlink_gbs);
+                out += fmt::format(
+                    "  gpu{} -- nvswitch [label=\"{:g} GB/s\", color=\"#2e7d32\", "
+                    "penwidth=2];\n",
+                    i, t.gpus[i].nvlink_gbs);
     }
     for (std::size_t i = 0; i < t.gpus.size(); ++i)
         for (std::size_t j = i + 1; j < t.gpus.size(); ++j) {
             int a = static_cast<int>(i), b = static_cast<int>(j);
             if (t.path(a, b) == PathType::kNVLink)
-                out += fmt::format("  gpu{} -- gpu{} [label=\"NVL {:g}\", color=\"#2e7d32\", "
-                                   "penwidth=2];\n",
-                                   i, j, t.bandwidth(a, b));
+                out += fmt::format(
+                    "  gpu{} -- gpu{} [label=\"NVL {:g}\", color=\"#2e7d32\", "
+                    "penwidth=2];\n",
+                    i, j, t.bandwidth(a, b));
         }
     auto pairing = t.gpu_nic_pairing();
     for (std::size_t i = 0; i < t.gpus.size(); ++i)
         if (pairing[i] >= 0)
-            out += fmt::format("  gpu{} -- nic{} [label={}, style=dashed];\n", i, pairing[i],
-                               quote(std::string(to_string(t.nic_path(static_cast<int>(i), pairing[i])))));
+            out += fmt::format(
+                "  gpu{} -- nic{} [label={}, style=dashed];\n", i, pairing[i],
+                quote(std::string(to_string(t.nic_path(static_cast<int>(i), pairing[i])))));
     for (std::size_t i = 0; i < t.gpus.size(); ++i)
         if (t.gpus[i].numa_node >= 0)
             out += fmt::format("  numa{} -- gpu{} [color=gray];\n", t.gpus[i].numa_node, i);
@@ -114,9 +119,9 @@ std::string fabric_to_dot(const Fabric &f) {
         by_level[f.nodes[s].level].push_back(s);
         auto st = f.switch_stats(s);
         std::string over = st.up_gbps > 0 ? fmt::format("\n{:.2f}:1", st.oversubscription) : "";
-        out += fmt::format("  n{} [label={}, shape=box, fillcolor=\"#9fc5e8\"];\n", s,
-                           quote(fmt::format("{}\nlevel {}{}", f.nodes[s].name, f.nodes[s].level,
-                                             over)));
+        out += fmt::format(
+            "  n{} [label={}, shape=box, fillcolor=\"#9fc5e8\"];\n", s,
+            quote(fmt::format("{}\nlevel {}{}", f.nodes[s].name, f.nodes[s].level, over)));
     }
     for (auto &[level, sws] : by_level) {
         out += "  { rank=same;";
@@ -142,8 +147,9 @@ std::string fabric_to_dot(const Fabric &f) {
         }
     }
     for (auto &[key, t] : trunks)
-        out += fmt::format("  n{} -- n{} [label={}];\n", key.first, key.second,
-                           quote(t.first > 1 ? fmt::format("{} x {}", t.first, t.second) : t.second));
+        out +=
+            fmt::format("  n{} -- n{} [label={}];\n", key.first, key.second,
+                        quote(t.first > 1 ? fmt::format("{} x {}", t.first, t.second) : t.second));
     for (auto &[sw, names] : hosts_at) {
         std::size_t count = names.size();
         out += fmt::format("  h{} [label={}, shape=folder, fillcolor=\"#b7e1a1\"];\n", sw,
@@ -158,8 +164,8 @@ Parsed<std::string> render_dot(const std::string &dot, const std::string &output
     std::string ext = std::filesystem::path(output).extension().string();
     std::string format = ext.empty() ? "" : ext.substr(1);
     if (format != "svg" && format != "png" && format != "pdf" && format != "dot")
-        return InputError{"--output", output, "a file name ending in .svg, .png, .pdf or .dot",
-                          {}, 0};
+        return InputError{
+            "--output", output, "a file name ending in .svg, .png, .pdf or .dot", {}, 0};
     auto write = [&](const std::string &path) {
         std::ofstream out(path);
         out << dot;
@@ -182,11 +188,18 @@ Parsed<std::string> render_dot(const std::string &dot, const std::string &output
         waitpid(pid, &status, 0);
     std::filesystem::remove(tmp);
     if (rc != 0)
-        return InputError{"dot", "not found", "Graphviz's dot program on PATH (apt-get install "
-                                              "graphviz), or an output ending in .dot", {}, 0};
+        return InputError{"dot",
+                          "not found",
+                          "Graphviz's dot program on PATH (apt-get install "
+                          "graphviz), or an output ending in .dot",
+                          {},
+                          0};
     if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return InputError{"dot", "exit status " + std::to_string(WEXITSTATUS(status)),
-                          "dot to render the picture", {}, 0};
+        return InputError{"dot",
+                          "exit status " + std::to_string(WEXITSTATUS(status)),
+                          "dot to render the picture",
+                          {},
+                          0};
     return format;
 }
 

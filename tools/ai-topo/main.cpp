@@ -7,8 +7,8 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
 #include "graphviz.hpp"
@@ -49,7 +49,9 @@ json file_json(const TopologyFile &f) {
     return j;
 }
 
-std::string fmt_gbs(double gbs) { return fmt::format("{:g} GB/s ({:g} Gb/s)", gbs, gbs * 8); }
+std::string fmt_gbs(double gbs) {
+    return fmt::format("{:g} GB/s ({:g} Gb/s)", gbs, gbs * 8);
+}
 
 // --- subcommands --------------------------------------------------------------------
 
@@ -100,7 +102,8 @@ int cmd_convert(const std::string &input, const std::string &map_path, const std
             throw BadInput{"--output='" + output + "': expected a writable file"};
     }
     if (as_json) {
-        json j{{"switches", fabric.switches().size()}, {"hosts", fabric.hosts().size()},
+        json j{{"switches", fabric.switches().size()},
+               {"hosts", fabric.hosts().size()},
                {"topology_conf", conf}};
         if (!output.empty())
             j["output"] = output;
@@ -128,7 +131,9 @@ int cmd_draw(const std::string &input, const std::string &map_path, const std::s
         f);
     auto format = take(cli::render_dot(dot, output));
     if (as_json)
-        std::cout << json{{"input", input}, {"kind", kind_of(f)}, {"output", output},
+        std::cout << json{{"input", input},
+                          {"kind", kind_of(f)},
+                          {"output", output},
                           {"format", format}}
                          .dump(2)
                   << '\n';
@@ -179,13 +184,14 @@ int cmd_query(const QueryArgs &q) {
         j["latency_us"] = m.latency_us;
         if (a.gpu >= 0 && b.gpu >= 0)
             j["path"] = to_string(m.intra);
-        text += fmt::format("{} -> {}: {}, {} fabric hops, {:.2f} us{}\n", q.endpoints[0],
-                            q.endpoints[1], fmt_gbs(m.bandwidth_gbs), m.fabric_hops, m.latency_us,
-                            a.gpu >= 0 && b.gpu >= 0 ? fmt::format(", GPU path {}", to_string(m.intra))
-                                                     : "");
+        text += fmt::format(
+            "{} -> {}: {}, {} fabric hops, {:.2f} us{}\n", q.endpoints[0], q.endpoints[1],
+            fmt_gbs(m.bandwidth_gbs), m.fabric_hops, m.latency_us,
+            a.gpu >= 0 && b.gpu >= 0 ? fmt::format(", GPU path {}", to_string(m.intra)) : "");
     }
     if (q.subtree > 0) {
-        auto free = q.free_hosts.empty() ? std::vector<int>{} : host_indexes(g, q.free_hosts, "--free");
+        auto free =
+            q.free_hosts.empty() ? std::vector<int>{} : host_indexes(g, q.free_hosts, "--free");
         if (q.free_hosts.empty())
             for (int h = 0; h < g.host_count(); ++h)
                 free.push_back(h);
@@ -198,7 +204,9 @@ int cmd_query(const QueryArgs &q) {
             for (int h : st->hosts)
                 names.push_back(g.host_name(h));
             const auto &sw = g.fabric().nodes[st->switch_node].name;
-            j["subtree"] = {{"switch", sw}, {"level", st->level}, {"free_hosts", st->free_hosts},
+            j["subtree"] = {{"switch", sw},
+                            {"level", st->level},
+                            {"free_hosts", st->free_hosts},
                             {"hosts", compress_hostlist(names)}};
             text += fmt::format("subtree: {} (level {}, {} free hosts): {}\n", sw, st->level,
                                 st->free_hosts, compress_hostlist(names));
@@ -210,8 +218,10 @@ int cmd_query(const QueryArgs &q) {
             j["bottleneck"] = nullptr;
             text += "bottleneck: none (fewer than two hosts)\n";
         } else {
-            j["bottleneck"] = {{"where", b->where}, {"bandwidth_gbs", b->bandwidth_gbs},
-                               {"hosts_below", b->hosts_below}, {"hosts_above", b->hosts_above},
+            j["bottleneck"] = {{"where", b->where},
+                               {"bandwidth_gbs", b->bandwidth_gbs},
+                               {"hosts_below", b->hosts_below},
+                               {"hosts_above", b->hosts_above},
                                {"per_host_gbs", b->per_host_gbs}};
             text += fmt::format("bottleneck: {}: {} shared by {} | {} hosts, {} per host\n",
                                 b->where, fmt_gbs(b->bandwidth_gbs), b->hosts_below, b->hosts_above,
@@ -236,8 +246,9 @@ int main(int argc, char **argv) {
     auto *discover = app.add_subcommand("discover", "This host's GPUs, NICs, NUMA and fabric");
     discover->add_flag("--json", as_json, "Print JSON");
 
-    auto *show = app.add_subcommand("show", "Summarize topology files (hwloc XML, NCCL XML, "
-                                            "topology.conf, ibnetdiscover)");
+    auto *show = app.add_subcommand("show",
+                                    "Summarize topology files (hwloc XML, NCCL XML, "
+                                    "topology.conf, ibnetdiscover)");
     show->add_option("files", files, "Topology files")->required()->check(CLI::ExistingFile);
     show->add_option("--map", map_path, "GUID-to-hostname map for ibnetdiscover files")
         ->check(CLI::ExistingFile);
@@ -245,7 +256,9 @@ int main(int argc, char **argv) {
 
     std::string input;
     auto *convert = app.add_subcommand("convert", "ibnetdiscover output -> Slurm topology.conf");
-    convert->add_option("input", input, "ibnetdiscover output")->required()->check(CLI::ExistingFile);
+    convert->add_option("input", input, "ibnetdiscover output")
+        ->required()
+        ->check(CLI::ExistingFile);
     convert->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
     convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
     convert->add_flag("--json", as_json, "Print JSON");
@@ -259,15 +272,17 @@ int main(int argc, char **argv) {
 
     QueryArgs q;
     auto *query = app.add_subcommand(
-        "query", "Bandwidth, hops and latency between two endpoints (HOST or HOST:gpuN), the "
-                 "smallest subtree with N free hosts, or the bottleneck of a set of hosts");
+        "query",
+        "Bandwidth, hops and latency between two endpoints (HOST or HOST:gpuN), the "
+        "smallest subtree with N free hosts, or the bottleneck of a set of hosts");
     query->add_option("endpoints", q.endpoints, "FROM TO");
     query->add_option("--fabric", q.fabric, "topology.conf or ibnetdiscover output")
         ->required()
         ->check(CLI::ExistingFile);
     query->add_option("--map", q.map, "GUID-to-hostname map")->check(CLI::ExistingFile);
-    query->add_option("--node", q.nodes,
-                      "Node topology for every host (FILE) or for some (HOSTLIST=FILE); repeatable");
+    query->add_option(
+        "--node", q.nodes,
+        "Node topology for every host (FILE) or for some (HOSTLIST=FILE); repeatable");
     query->add_option("--subtree", q.subtree, "Find the smallest subtree with N free hosts");
     query->add_option("--free", q.free_hosts, "Free hosts for --subtree (default: all)");
     query->add_option("--bottleneck", q.bottleneck, "Hostlist whose bottleneck to find");

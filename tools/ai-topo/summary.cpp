@@ -42,12 +42,14 @@ std::string summarize(const NodeTopology &t) {
                            "NUMA", "cpus", "NIC");
         for (std::size_t i = 0; i < t.gpus.size(); ++i) {
             const auto &g = t.gpus[i];
-            std::string nic = pairing[i] < 0
-                                  ? "-"
-                                  : fmt::format("{} ({})", t.nics[pairing[i]].name,
-                                                to_string(t.nic_path(static_cast<int>(i), pairing[i])));
-            out += fmt::format("  {:<4} {:<13} {:<24} {:>4}  {:<12} {}\n", i, g.pci_busid,
-                               g.model.empty() ? "-" : g.model, g.numa_node, cpu_ranges(g.cpus), nic);
+            std::string nic =
+                pairing[i] < 0
+                    ? "-"
+                    : fmt::format("{} ({})", t.nics[pairing[i]].name,
+                                  to_string(t.nic_path(static_cast<int>(i), pairing[i])));
+            out +=
+                fmt::format("  {:<4} {:<13} {:<24} {:>4}  {:<12} {}\n", i, g.pci_busid,
+                            g.model.empty() ? "-" : g.model, g.numa_node, cpu_ranges(g.cpus), nic);
         }
     }
     if (!t.nics.empty()) {
@@ -85,8 +87,8 @@ std::string summarize(const Fabric &f) {
     std::string out = fmt::format("{}: {}, {} switches, {} hosts, {} links, {} levels\n",
                                   base(f.source), f.format, sw.size(), hosts.size(), f.links.size(),
                                   sw.empty() ? 0 : f.max_level() + 1);
-    out += fmt::format("  {:<24} {:>5} {:>6} {:>9} {:>9} {:>9} {:>8}\n", "switch", "level",
-                       "hosts", "switches", "down Gb/s", "up Gb/s", "oversub");
+    out += fmt::format("  {:<24} {:>5} {:>6} {:>9} {:>9} {:>9} {:>8}\n", "switch", "level", "hosts",
+                       "switches", "down Gb/s", "up Gb/s", "oversub");
     for (int s : sw) {
         int h = 0, nsw = 0;
         for (int l : f.links_of[s]) {

@@ -41,7 +41,7 @@ struct CommEstimate {
 };
 
 class CostModel {
-public:
+  public:
     explicit CostModel(const ClusterGraph &graph, CostConstants constants = {});
 
     // The job's communication time per step on this placement. state (optional) supplies
@@ -52,7 +52,7 @@ public:
     const ClusterGraph &graph() const { return *graph_; }
     const CostConstants &constants() const { return constants_; }
 
-private:
+  private:
     const ClusterGraph *graph_;
     CostConstants constants_;
 };

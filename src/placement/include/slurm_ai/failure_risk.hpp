@@ -36,13 +36,13 @@ struct RiskEstimate {
 };
 
 class RiskModel {
-public:
+  public:
     explicit RiskModel(const ClusterGraph &graph, RiskConstants constants = {});
     RiskEstimate estimate(const JobDemand &demand, const Placement &placement,
                           const ClusterState *state = nullptr) const;
     const RiskConstants &constants() const { return c_; }
 
-private:
+  private:
     const ClusterGraph *graph_;
     RiskConstants c_;
 };

@@ -33,10 +33,10 @@ struct JobDemand {
     std::uint32_t gpus_per_node = 0;  // 0: any split of total_gpus over the nodes
     std::uint32_t total_gpus = 0;     // 0: a job without GPUs, placed by hosts
     std::uint32_t tasks = 1;
-    CommSpec comm;                    // with every size filled in
-    std::optional<TaskDag> dag;       // replaces comm when present
-    LocalitySpec locality;            // default: soft, no wait
-    std::uint32_t pending_s = 0;      // how long the job has waited so far
+    CommSpec comm;                // with every size filled in
+    std::optional<TaskDag> dag;   // replaces comm when present
+    LocalitySpec locality;        // default: soft, no wait
+    std::uint32_t pending_s = 0;  // how long the job has waited so far
 
     // Communication endpoints: GPUs, or hosts for a job without GPUs.
     std::uint32_t ranks() const;

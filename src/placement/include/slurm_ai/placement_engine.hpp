@@ -46,7 +46,7 @@ struct Decision {
 };
 
 class PlacementEngine {
-public:
+  public:
     PlacementEngine(const ClusterGraph &graph, CostConstants cost = {}, RiskConstants risk = {},
                     EngineOptions options = {});
     ~PlacementEngine();
@@ -67,7 +67,7 @@ public:
     const RiskModel &risk_model() const { return risk_; }
     const EngineOptions &options() const { return options_; }
 
-private:
+  private:
     struct Cache;
     const ClusterGraph *graph_;
     CostModel cost_;

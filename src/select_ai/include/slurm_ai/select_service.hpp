@@ -32,20 +32,20 @@ struct SelectJob {
 struct SelectNode {
     bool usable = false;  // in the candidate bitmap
     std::uint64_t free_gpus = 0;
-    double weight = 1;    // Slurm's node Weight
+    double weight = 1;  // Slurm's node Weight
 };
 
 struct SelectOutcome {
     enum class Kind { kPlaced, kWait, kPassthrough } kind = Kind::kPassthrough;
-    std::vector<int> nodes;          // Slurm node indexes, in rank order (kPlaced)
+    std::vector<int> nodes;  // Slurm node indexes, in rank order (kPlaced)
     std::vector<std::vector<int>> gpus;
-    std::vector<int> widen;          // the subtree around them, for a second try
-    std::string reason;              // kWait/kPassthrough: why; kPlaced: a summary
-    bool log_reason = false;         // true the first time this job falls back
+    std::vector<int> widen;   // the subtree around them, for a second try
+    std::string reason;       // kWait/kPassthrough: why; kPlaced: a summary
+    bool log_reason = false;  // true the first time this job falls back
 };
 
 class SelectService {
-public:
+  public:
     SelectService();
     ~SelectService();
 
@@ -73,7 +73,7 @@ public:
     std::optional<std::string> save_state(const std::string &dir) const;
     std::optional<std::string> restore_state(const std::string &dir);
 
-private:
+  private:
     struct Loaded;
     std::unique_ptr<Loaded> loaded_;
     struct History {

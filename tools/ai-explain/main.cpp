@@ -1,0 +1,154 @@
+// ai-explain JOBID: what the suite's select plugin saw and decided for a job: its hints,
+// the nodes and GPUs it got in rank order, the predicted communication time per step and
+// its efficiency, the failure risk, and (with Debug=yes) what plain cons_tres would have
+// chosen. Works while the job runs and after it ends: it reads the record the plugin
+// keeps in StateSaveLocation/ai_select/jobs/.
+// Exit status: 0 found, 1 no record or bad input, 2 bad usage.
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <string>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
+
+#include "slurm_ai/topology_file.hpp"
+
+using nlohmann::json;
+
+namespace {
+
+// StateSaveLocation from slurm.conf ($SLURM_CONF or /etc/slurm/slurm.conf): the first
+// StateSaveLocation= line, keys case-insensitive as Slurm reads them.
+std::string state_dir_from_slurm_conf() {
+    const char *env = std::getenv("SLURM_CONF");
+    std::string path = env && *env ? env : "/etc/slurm/slurm.conf";
+    auto text = slurm_ai::read_text_file(path, 16u << 20);
+    if (!text)
+        return {};
+    std::size_t pos = 0;
+    const std::string &t = text.value();
+    while (pos < t.size()) {
+        auto end = t.find('\n', pos);
+        std::string line = t.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+        pos = end == std::string::npos ? t.size() : end + 1;
+        auto first = line.find_first_not_of(" \t");
+        if (first == std::string::npos)
+            continue;
+        line = line.substr(first);
+        std::string key = line.substr(0, 18);
+        for (auto &c : key)
+            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+        if (key == "statesavelocation=") {
+            auto value = line.substr(18);
+            auto hash = value.find('#');
+            value = value.substr(0, hash);
+            value.erase(value.find_last_not_of(" \t\r") + 1);
+            return value;
+        }
+    }
+    return {};
+}
+
+std::string describe_hints(const json &h) {
+    if (!h.is_object() || h.empty())
+        return "none";
+    std::string out;
+    auto add = [&](const std::string &s) { out += (out.empty() ? "" : "; ") + s; };
+    if (h.contains("comm")) {
+        std::string c = h["comm"]["pattern"].get<std::string>();
+        for (auto &[k, v] : h["comm"].items())
+            if (k != "pattern")
+                c += fmt::format(" {}={}", k, v.dump());
+        add("comm " + c);
+    }
+    if (h.contains("dag_file"))
+        add("DAG " + h["dag_file"].get<std::string>());
+    if (h.contains("elastic"))
+        add(fmt::format("elastic {}:{}", h["elastic"]["min_nodes"].get<int>(),
+                        h["elastic"]["max_nodes"].get<int>()));
+    if (h.contains("gang"))
+        add(fmt::format("gang {} of {}", h["gang"]["name"].get<std::string>(),
+                        h["gang"]["size"].get<int>()));
+    if (h.contains("checkpoint"))
+        add("checkpoint " + h["checkpoint"]["dir"].get<std::string>());
+    if (h.contains("locality"))
+        add(fmt::format("locality {} (wait {} s)", h["locality"]["mode"].get<std::string>(),
+                        h["locality"]["wait_s"].get<int>()));
+    return out;
+}
+
+std::string explain(const json &r) {
+    std::string out = fmt::format("job {}: ", r.value("job_id", 0));
+    const json &d = r.contains("decision") ? r["decision"] : json();
+    if (d.is_object())
+        out += fmt::format("placed by the suite's {} policy on {}\n", d.value("policy", "?"),
+                           r.value("nodes", "?"));
+    else
+        out += fmt::format(
+            "placed by plain cons_tres on {}{}\n", r.value("nodes", "?"),
+            r.value("fell_back", false) ? " (the engine fell back; see slurmctld.log)" : "");
+    out += "  hints:       " + describe_hints(r.value("hints", json::object())) + "\n";
+    if (!r.value("hint_errors", json::array()).empty())
+        for (const auto &e : r["hint_errors"])
+            out += "  bad hint:    " + e.get<std::string>() + "\n";
+    if (d.is_object()) {
+        out += "  rank order:  " + d.value("ranks", std::string()) + "\n";
+        out += fmt::format(
+            "  comm:        {:.6g} s per step ({} of {}), ideal {:.6g} s, efficiency {:.3f}\n",
+            d.value("comm_s", 0.0), d.value("pattern", "?"), d.value("algorithm", "?"),
+            d.value("lower_bound_s", 0.0), d.value("efficiency", 0.0));
+        out += fmt::format("  risk:        {:.3g} of the job lost per day (expected)\n",
+                           d.value("risk_per_day", 0.0));
+        out += fmt::format("  decided in:  {:.3f} ms\n", d.value("decision_ms", 0.0));
+    }
+    std::string gpus = r.value("gpus", std::string());
+    out += "  GPUs:        " + (gpus.empty() ? std::string("none") : gpus) + "\n";
+    if (r.contains("cons_tres_would_choose"))
+        out += "  cons_tres alone would have chosen: " +
+               r["cons_tres_would_choose"].get<std::string>() + "\n";
+    return out;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"ai-explain: what the suite's select plugin decided for a job"};
+    unsigned long job_id = 0;
+    std::string state_dir;
+    bool as_json = false;
+    app.add_option("jobid", job_id, "Job id")->required()->check(CLI::PositiveNumber);
+    app.add_option("--state-dir", state_dir,
+                   "Slurm's StateSaveLocation (default: read from slurm.conf)");
+    app.add_flag("--json", as_json, "Print the record as JSON");
+    CLI11_PARSE(app, argc, argv);
+
+    if (state_dir.empty())
+        state_dir = state_dir_from_slurm_conf();
+    if (state_dir.empty()) {
+        std::cerr << "ai-explain: no StateSaveLocation in slurm.conf ($SLURM_CONF); give "
+                     "--state-dir\n";
+        return 1;
+    }
+    auto path = std::filesystem::path(state_dir) / "ai_select" / "jobs" /
+                (std::to_string(job_id) + ".json");
+    auto text = slurm_ai::read_text_file(path.string(), 16u << 20);
+    if (!text) {
+        std::cerr << "ai-explain: no record of job " << job_id << " in "
+                  << path.parent_path().string()
+                  << " (the job has not started yet, or the select plugin is not "
+                     "select/ai_cons_tres)\n";
+        return 1;
+    }
+    json r;
+    try {
+        r = json::parse(text.value());
+    } catch (const std::exception &e) {
+        std::cerr << "ai-explain: " << path.string() << ": not a record: " << e.what() << '\n';
+        return 1;
+    }
+    std::cout << (as_json ? r.dump(2) + "\n" : explain(r));
+    return 0;
+}
