@@ -21,7 +21,7 @@ PACKAGES=(
   # Slurm daemons, clients and headers
   slurmctld slurmd slurm-client munge libslurm-dev slurm-wlm-basic-plugins-dev
   # topology sources
-  libhwloc-dev hwloc libxml2-dev libibverbs-dev libibumad-dev libibnetdisc-dev infiniband-diags
+  libhwloc-dev hwloc libxml2-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   # C++ libraries
   libboost1.81-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
   # build and test tools

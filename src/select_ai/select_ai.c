@@ -252,6 +252,49 @@ int select_p_node_init(void) {
     return rc;
 }
 
+/* Whether the job asked for locality (the only hint that can make it wait). */
+static bool _wants_locality(job_record_t *job_ptr) {
+    for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++)
+        if (job_ptr->spank_job_env[i] &&
+            strstr(job_ptr->spank_job_env[i], "_SLURM_SPANK_OPTION_ai_ai_locality="))
+            return true;
+    return false;
+}
+
+/*
+ * Asks the engine about a job, with the candidate nodes of `bitmap` and slurmctld's GRES
+ * state. Fills `out` (when given; its buffers are the caller's to xfree) and returns
+ * AI_PLACED, AI_WAIT or AI_PASSTHROUGH; an engine error is a passthrough.
+ */
+static int _decide(bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
+    ai_outcome_t local;
+    ai_node_t *view = xcalloc(node_record_count + 1, sizeof(*view));
+    node_record_t *node_ptr;
+    char err[512] = "";
+
+    if (!out)
+        out = &local;
+    memset(out, 0, sizeof(*out));
+    out->nodes = xcalloc(node_record_count + 1, sizeof(int));
+    out->widen = xcalloc(node_record_count + 1, sizeof(int));
+    for (int i = 0; (node_ptr = next_node(&i)); i++) {
+        view[node_ptr->index].usable = bit_test(bitmap, node_ptr->index) ? 1 : 0;
+        view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
+        view[node_ptr->index].weight = node_ptr->weight;
+    }
+    if (ai_select_decide(req, view, node_record_count, out, err, sizeof(err)) < 0) {
+        out->kind = AI_PASSTHROUGH;
+        out->log_reason = 1;
+        snprintf(out->reason, sizeof(out->reason), "engine error: %s", err);
+    }
+    xfree(view);
+    if (out == &local) {
+        xfree(local.nodes);
+        xfree(local.widen);
+    }
+    return out->kind;
+}
+
 /*
  * Run-now: the engine picks the nodes from the candidates and cons_tres allocates on
  * exactly those. If cons_tres refuses them, it gets the engine's whole subtree, and then
@@ -264,33 +307,26 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                       List preemptee_candidates, List *preemptee_job_list,
                       bitstr_t *exc_core_bitmap) {
     ai_job_t req;
-    ai_node_t *view;
     ai_outcome_t out;
-    node_record_t *node_ptr;
-    char err[512] = "";
     int rc;
     bitstr_t *orig, *attempt;
 
     _note_down_nodes();
+    /*
+     * Backfill must not reserve nodes for a job that waits for locality: the engine would
+     * not start it there, and the reservation would hold back every job behind it.
+     */
+    if (mode == SELECT_MODE_WILL_RUN && _wants_locality(job_ptr) &&
+        _job_request(job_ptr, min_nodes, max_nodes, &req)) {
+        int kind = _decide(bitmap, &req, NULL);
+        if (kind == AI_WAIT)
+            return SLURM_ERROR;
+    }
     if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req))
         return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                                   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 
-    view = xcalloc(node_record_count + 1, sizeof(*view));
-    memset(&out, 0, sizeof(out));
-    out.nodes = xcalloc(node_record_count + 1, sizeof(int));
-    out.widen = xcalloc(node_record_count + 1, sizeof(int));
-    for (int i = 0; (node_ptr = next_node(&i)); i++) {
-        view[node_ptr->index].usable = bit_test(bitmap, node_ptr->index) ? 1 : 0;
-        view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
-        view[node_ptr->index].weight = node_ptr->weight;
-    }
-    if (ai_select_decide(&req, view, node_record_count, &out, err, sizeof(err)) < 0) {
-        out.kind = AI_PASSTHROUGH;
-        out.log_reason = 1;
-        snprintf(out.reason, sizeof(out.reason), "engine error: %s", err);
-    }
-    xfree(view);
+    _decide(bitmap, &req, &out);
 
     if (out.kind == AI_WAIT) {
         log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);

@@ -15,7 +15,12 @@ namespace slurm_ai {
 Parsed<std::vector<std::string>> expand_hostlist(std::string_view expr, std::string_view field,
                                                  std::size_t limit = 1 << 20);
 
-// Inverse of expand_hostlist (order of the result is Slurm's sorted order).
+// Inverse of expand_hostlist (order of the result is Slurm's sorted order). Duplicates are
+// dropped. Names must satisfy is_host_name() for the result to expand back to them.
 std::string compress_hostlist(std::vector<std::string> names);
+
+// True when `name` can stand as it is in a hostlist and in a Slurm config line: 1 to 255
+// printable ASCII characters, none of them blank or one of  [ ] , # = " ' \ .
+bool is_host_name(std::string_view name);
 
 }  // namespace slurm_ai

@@ -1,0 +1,755 @@
+// NodeTopology from hwloc: an XML export of any host, or this host discovered live.
+//
+// XML goes through libxml2 first, for three reasons: hwloc reports a bad file only as
+// "load failed" (its reasons go to stderr, and only with HWLOC_XML_VERBOSE=1), and it
+// silently ignores attributes it cannot parse, where we want an InputError naming the
+// field and line; hwloc 3.0 writes XML version 3, which libhwloc 2.x refuses outright;
+// and libhwloc's built-in XML reader (Debian builds hwloc without libxml2) accepts only
+// the layout hwloc itself writes. So the document is checked, translated from v3 to v2
+// where needed, and re-serialized in hwloc's layout before libhwloc loads it.
+#include <hwloc.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <system_error>
+#include <vector>
+
+#include "node_topology_build.hpp"
+#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology_file.hpp"
+#include "xml_document.hpp"
+
+namespace slurm_ai {
+namespace {
+
+// ---------------------------------------------------------------------------------------
+// Checking and translating the XML (libxml2)
+
+// hwloc 3 OS device types are a bitmask; hwloc 2 had a single enum value. The mapping is
+// the one hwloc 3.0 itself applies when it exports v2 XML.
+namespace v3 {
+constexpr unsigned long kStorage = 1ul << 0, kMemory = 1ul << 1, kGpu = 1ul << 2,
+                        kCoproc = 1ul << 3, kNetwork = 1ul << 4, kOpenFabrics = 1ul << 5,
+                        kDma = 1ul << 6;
+constexpr unsigned long kDistancesHops = 1ul << 5, kDistancesLatency = 1ul << 2;
+}  // namespace v3
+
+const char *v2_osdev_type(unsigned long types, std::string_view name, std::string_view subtype) {
+    if (types & (v3::kStorage | v3::kMemory))
+        return "0";  // Block
+    if (types & v3::kOpenFabrics)
+        return "3";  // OpenFabrics
+    if (types & v3::kNetwork)
+        return subtype == "BXI" ? "3" : "2";  // BXI was OpenFabrics in v2, else Network
+    if (types & v3::kDma)
+        return "4";
+    if (types & v3::kCoproc)  // NVML and RSMI devices were GPUs in v2, CUDA/OpenCL CoProc
+        return name.starts_with("nvml") || name.starts_with("rsmi") ? "1" : "5";
+    if (types & v3::kGpu)
+        return "1";
+    return "0";
+}
+
+template <class T>
+bool parse_number(std::string_view s, T &out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
+bool parse_hex_word(std::string_view s, unsigned long &out) {
+    auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, 16);
+    return ec == std::errc() && end == s.data() + s.size() && !s.empty();
+}
+
+// hwloc's bitmap form: "0xf...f" (infinite) or ["0xf...f,"] then 32-bit hex words, most
+// significant first, zero words left empty ("0x00000303,,0x0"). libhwloc's own parser
+// asserts (aborting the process) on some malformed strings, so it never sees one.
+constexpr std::size_t kMaxBitmapWords = 4096;  // 131072 bits
+bool valid_bitmap(std::string_view s) {
+    if (s.starts_with("0xf...f")) {
+        s.remove_prefix(7);
+        if (s.empty())
+            return true;
+        if (s.front() != ',')
+            return false;
+        s.remove_prefix(1);
+    }
+    std::size_t words = 0;
+    for (std::size_t pos = 0;; ++words) {
+        auto comma = s.find(',', pos);
+        auto word = s.substr(pos, comma == std::string_view::npos ? s.npos : comma - pos);
+        if (word.starts_with("0x"))
+            word.remove_prefix(2);
+        else if (!word.empty() || words == 0)
+            return false;  // a word is 0x-prefixed, or empty for zero (never the first)
+        if (word.size() > 8 || words >= kMaxBitmapWords)
+            return false;
+        unsigned long v = 0;
+        if (!word.empty() && !parse_hex_word(word, v))
+            return false;
+        if (comma == std::string_view::npos)
+            return true;
+        pos = comma + 1;
+    }
+}
+
+// Every attribute libhwloc parses as a bitmap, on any element (objects, cpukinds,
+// memory attributes).
+std::optional<InputError> check_bitmaps(xmlNode *n, std::string_view source) {
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+        std::string_view key = a->name ? reinterpret_cast<const char *>(a->name) : "";
+        if (!key.ends_with("cpuset") && !key.ends_with("nodeset"))
+            continue;
+        auto value = xml::attr(n, std::string(key).c_str()).value_or("");
+        if (!valid_bitmap(value))
+            return xml::attr_error(n, std::string(key), value,
+                                   "an hwloc bitmap of comma-separated 0x words, e.g. 0x00ff00ff",
+                                   source);
+    }
+    return std::nullopt;
+}
+
+// libhwloc 2 checks that an object's sets come in pairs only for v1 files; a v2 object
+// with a cpuset and no complete_cpuset (say) crashes its import. Normal and memory
+// objects carry all four sets, I/O and Misc objects none.
+std::optional<InputError> check_sets(xmlNode *n, int major, std::string_view source) {
+    static constexpr const char *kSets[] = {"cpuset", "complete_cpuset", "nodeset",
+                                            "complete_nodeset"};
+    bool has[4] = {};
+    for (int i = 0; i < 4; ++i)
+        has[i] = xmlHasProp(n, xml::to_xml(kSets[i])) != nullptr;
+    auto type = xml::attr(n, "type").value_or("");
+    const bool io_or_misc =
+        type == "Bridge" || type == "PCIDev" || type == "OSDev" || type == "Misc";
+    const char *missing = nullptr;
+    if (has[0] != has[1])
+        missing = has[0] ? kSets[1] : kSets[0];
+    else if (has[2] != has[3])
+        missing = has[2] ? kSets[3] : kSets[2];
+    else if (has[2] && !has[0])
+        missing = kSets[0];
+    else if (major >= 2 && !io_or_misc)
+        for (int i = 0; i < 4 && !missing; ++i)
+            if (!has[i])
+                missing = kSets[i];
+    if (missing)
+        return xml::attr_error(n, missing, "",
+                               "cpuset, complete_cpuset, nodeset and complete_nodeset on every "
+                               "normal object (hwloc writes all four)",
+                               source);
+    return std::nullopt;
+}
+
+// libhwloc fails on an <info> with any attribute but name and value (leaking the object
+// that holds it).
+std::optional<InputError> check_info(xmlNode *n, std::string_view source) {
+    for (xmlAttr *a = n->properties; a; a = a->next) {
+        std::string_view key = a->name ? reinterpret_cast<const char *>(a->name) : "";
+        if (key != "name" && key != "value")
+            return xml::attr_error(n, std::string(key),
+                                   xml::attr(n, std::string(key).c_str()).value_or(""),
+                                   "only name and value attributes on <info>", source);
+    }
+    if (!xmlHasProp(n, xml::to_xml("name")) || !xmlHasProp(n, xml::to_xml("value")))
+        return xml::attr_error(n, "name", "", "both name and value on <info>", source);
+    return std::nullopt;
+}
+
+constexpr unsigned kMaxOsIndex = 1u << 20;
+
+// The attributes hwloc would silently drop when malformed, and that this loader relies on.
+std::optional<InputError> check_object(xmlNode *n, int major, std::string_view source) {
+    if (auto err = check_sets(n, major, source))
+        return err;
+    // libhwloc sets bit os_index of PUs and NUMA nodes in their sets: a huge index, or a
+    // missing one (taken as 2^32-1), makes it allocate a 512 MiB bitmap.
+    auto os_index = xml::attr(n, "os_index");
+    auto type = xml::attr(n, "type").value_or("");
+    if (!os_index && (type == "PU" || type == "NUMANode"))
+        return xml::attr_error(n, "os_index", "", "an os_index on every PU and NUMANode", source);
+    if (os_index) {
+        unsigned index = 0;
+        if (!parse_number(*os_index, index) || index >= kMaxOsIndex)
+            return xml::attr_error(n, "os_index", *os_index,
+                                   "an OS index below " + std::to_string(kMaxOsIndex), source);
+    }
+    if (auto busid = xml::attr(n, "pci_busid")) {
+        auto parsed = parse_pci_busid(*busid, "pci_busid");
+        if (!parsed)
+            return xml::attr_error(n, "pci_busid", *busid, parsed.error().expected, source);
+    }
+    if (auto pci_type = xml::attr(n, "pci_type")) {
+        unsigned cls = 0, ven = 0, dev = 0, sven = 0, sdev = 0, rev = 0;
+        if (std::sscanf(pci_type->c_str(), "%x [%x:%x] [%x:%x] %x", &cls, &ven, &dev, &sven, &sdev,
+                        &rev) != 6 ||
+            cls > 0xffff || ven > 0xffff || dev > 0xffff || sven > 0xffff || sdev > 0xffff)
+            return xml::attr_error(n, "pci_type", *pci_type,
+                                   "class [vendor:device] [subvendor:subdevice] revision in hex, "
+                                   "e.g. 0302 [10de:1db8] [10de:131d] a1",
+                                   source);
+    }
+    if (auto speed = xml::attr(n, "pci_link_speed")) {
+        double gbs = 0;
+        if (!parse_number(*speed, gbs) || !std::isfinite(gbs) || gbs < 0 || gbs > 1e6)
+            return xml::attr_error(n, "pci_link_speed", *speed,
+                                   "a link bandwidth in GB/s, e.g. 15.753846", source);
+    }
+    // libhwloc stores both of these into enums unchecked; out-of-range values would be
+    // undefined behaviour wherever they are read.
+    if (auto bridge = xml::attr(n, "bridge_type")) {
+        if (*bridge != "0-1" && *bridge != "1-1")
+            return xml::attr_error(n, "bridge_type", *bridge,
+                                   "0-1 (host bridge) or 1-1 (PCI bridge)", source);
+    }
+    if (auto osdev = xml::attr(n, "osdev_type")) {
+        unsigned long types = 0;
+        if (!parse_number(*osdev, types) || (major < 3 && types > 5))
+            return xml::attr_error(
+                n, "osdev_type", *osdev,
+                major < 3 ? "an OS device type from 0 to 5" : "an OS device type bitmask", source);
+        if (major == 3) {
+            auto name = xml::attr(n, "name").value_or("");
+            auto subtype = xml::attr(n, "subtype").value_or("");
+            xmlSetProp(n, xml::to_xml("osdev_type"),
+                       xml::to_xml(v2_osdev_type(types, name, subtype)));
+        }
+    }
+    return std::nullopt;
+}
+
+std::optional<InputError> check_distances(xmlNode *n, int major, std::string_view source) {
+    auto kind = xml::attr(n, "kind");
+    unsigned long k = 0;
+    if (kind && !parse_number(*kind, k))
+        return xml::attr_error(n, "kind", *kind, "a distances kind number", source);
+    if (kind && major == 3 && (k & v3::kDistancesHops)) {  // v2 called hops latency
+        k = (k & ~v3::kDistancesHops) | v3::kDistancesLatency;
+        xmlSetProp(n, xml::to_xml("kind"), xml::to_xml(std::to_string(k).c_str()));
+    }
+    return std::nullopt;
+}
+
+// hwloc puts text only in distance matrices and userdata; elsewhere libhwloc's reader
+// fails on it (and leaks the object it was reading), so it is an error of its own here.
+std::optional<InputError> check_text(xmlNode *parent, xmlNode *text, std::string_view source) {
+    auto tag = xml::name(parent);
+    if (tag == "indexes" || tag == "u64values" || tag == "userdata")
+        return std::nullopt;
+    std::string content(text->content ? reinterpret_cast<const char *>(text->content) : "");
+    auto first = content.find_first_not_of(" \t\r\n");
+    if (first == std::string::npos)
+        return std::nullopt;
+    auto last = content.find_last_not_of(" \t\r\n");
+    return InputError{"<" + std::string(tag) + ">",
+                      content.substr(first, std::min<std::size_t>(last - first + 1, 40)),
+                      "no text inside <" + std::string(tag) + ">", std::string(source),
+                      static_cast<int>(xmlGetLineNo(text))};
+}
+
+// Comments and processing instructions would trip libhwloc's reader; they carry nothing.
+void strip_non_elements(xmlNode *parent) {
+    for (xmlNode *c = parent->children; c;) {
+        xmlNode *next = c->next;
+        if (c->type == XML_COMMENT_NODE || c->type == XML_PI_NODE) {
+            xmlUnlinkNode(c);
+            xmlFreeNode(c);
+        }
+        c = next;
+    }
+}
+
+// hwloc 3 moved the root object's infos (HostName, OS...) to the topology element, and
+// added PCI localities, memory tiers and a new memory attribute layout, all of which
+// libhwloc 2 stops reading at. Infos go back into the root object, as hwloc 3's own v2
+// export does; the rest is dropped (it is recomputed from the object tree, or unused).
+void downgrade_topology_children(xmlNode *topology) {
+    xmlNode *root_object = nullptr;
+    for (xmlNode *c = topology->children; c; c = c->next)
+        if (xml::is_element(c, "object")) {
+            root_object = c;
+            break;
+        }
+    for (xmlNode *c = topology->children; c;) {
+        xmlNode *next = c->next;
+        if (c->type == XML_ELEMENT_NODE) {
+            auto tag = xml::name(c);
+            if (tag == "info" && root_object) {
+                xmlUnlinkNode(c);
+                if (root_object->children)
+                    xmlAddPrevSibling(root_object->children, c);
+                else
+                    xmlAddChild(root_object, c);
+            } else if (tag != "object" && tag != "distances2" && tag != "distances2hetero" &&
+                       tag != "support" && tag != "cpukind") {
+                xmlUnlinkNode(c);
+                xmlFreeNode(c);
+            }
+        }
+        c = next;
+    }
+}
+
+// The document as libhwloc 2 will read it, or the first problem found.
+Parsed<std::string> prepare_for_hwloc(std::string_view text, std::string_view source) {
+    auto parsed = xml::read_document(text, source);
+    if (!parsed)
+        return parsed.error();
+    xmlDoc *doc = parsed.value().get();
+    xmlNode *root = xmlDocGetRootElement(doc);
+    if (xml::name(root) != "topology")
+        return InputError{"root element", std::string(xml::name(root)), "<topology> (hwloc XML)",
+                          std::string(source), xml::line(root)};
+
+    int major = 1;  // v1 files carry no version
+    if (auto version = xml::attr(root, "version")) {
+        auto dot = version->find('.');
+        unsigned minor = 0;
+        unsigned maj = 0;
+        if (dot == std::string::npos ||
+            !parse_number(std::string_view(*version).substr(0, dot), maj) ||
+            !parse_number(std::string_view(*version).substr(dot + 1), minor) || maj < 1 || maj > 3)
+            return xml::attr_error(root, "version", *version, "hwloc XML version 1.x, 2.x or 3.x",
+                                   source);
+        major = static_cast<int>(maj);
+    }
+
+    // Depth-first over every element; libxml2 caps nesting (256), so recursion is bounded.
+    std::optional<InputError> problem;
+    auto visit = [&](auto &self, xmlNode *n) -> void {
+        strip_non_elements(n);
+        for (xmlNode *c = n->children; c && !problem; c = c->next) {
+            if (c->type == XML_TEXT_NODE || c->type == XML_CDATA_SECTION_NODE) {
+                problem = check_text(n, c, source);
+                continue;
+            }
+            if (c->type != XML_ELEMENT_NODE)
+                continue;
+            auto tag = xml::name(c);
+            if (xml::name(n) == "object" && tag != "object" && tag != "info" &&
+                tag != "page_type" && tag != "distances" && tag != "userdata")
+                // libhwloc fails on other children of an object (and leaks it)
+                problem = InputError{"<object>", "<" + std::string(tag) + ">",
+                                     "object, info, page_type, distances or userdata elements "
+                                     "inside an object",
+                                     std::string(source), xml::line(c)};
+            else if (tag == "object")
+                problem = check_object(c, major, source);
+            else if (tag == "info")
+                problem = check_info(c, source);
+            else if (tag == "distances2" || tag == "distances2hetero")
+                problem = check_distances(c, major, source);
+            if (!problem)
+                problem = check_bitmaps(c, source);
+            if (!problem)
+                self(self, c);
+        }
+    };
+    visit(visit, root);
+    if (problem)
+        return *problem;
+
+    if (major == 3) {
+        downgrade_topology_children(root);
+        xmlSetProp(root, xml::to_xml("version"), xml::to_xml("2.0"));
+    }
+    strip_non_elements(reinterpret_cast<xmlNode *>(doc));
+    if (xmlDtd *dtd = doc->intSubset) {  // libhwloc skips only a one-line DOCTYPE
+        xmlUnlinkNode(reinterpret_cast<xmlNode *>(dtd));
+        xmlFreeDtd(dtd);
+    }
+
+    xmlChar *out = nullptr;
+    int size = 0;
+    xmlDocDumpFormatMemoryEnc(doc, &out, &size, "UTF-8", 1);
+    if (!out)
+        return InputError{"xml", "", "memory to re-serialize the document", std::string(source), 0};
+    std::string result(reinterpret_cast<const char *>(out), static_cast<std::size_t>(size));
+    xmlFree(out);
+    return result;
+}
+
+// ---------------------------------------------------------------------------------------
+// Reading the loaded topology (hwloc)
+
+struct TopologyFree {
+    void operator()(hwloc_topology_t t) const { hwloc_topology_destroy(t); }
+};
+using Topology = std::unique_ptr<hwloc_topology, TopologyFree>;
+
+// Bitmaps from a file may be infinite ("0xf...f,"); no machine has this many PUs.
+constexpr int kMaxIds = 1 << 16;
+
+std::vector<int> ids_of(hwloc_const_bitmap_t set) {
+    std::vector<int> ids;
+    if (!set)
+        return ids;
+    for (int i = hwloc_bitmap_first(set); i >= 0 && i < kMaxIds; i = hwloc_bitmap_next(set, i))
+        ids.push_back(i);
+    return ids;
+}
+
+std::string info(hwloc_obj_t o, const char *name) {
+    const char *v = hwloc_obj_get_info_by_name(o, name);
+    return v ? v : "";
+}
+
+std::string busid_of(hwloc_obj_t pci) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%04x:%02x:%02x.%x", pci->attr->pcidev.domain,
+                  pci->attr->pcidev.bus, pci->attr->pcidev.dev, pci->attr->pcidev.func);
+    return buf;
+}
+
+unsigned base_class(hwloc_obj_t pci) {
+    return pci->attr->pcidev.class_id >> 8;
+}
+
+bool is_nvswitch(hwloc_obj_t pci) {
+    return (pci->subtype && std::strcmp(pci->subtype, "NVSwitch") == 0) ||
+           (pci->attr->pcidev.class_id == 0x0680 && pci->attr->pcidev.vendor_id == 0x10de);
+}
+
+bool is_gpu_osdev(hwloc_obj_t os) {
+    std::string_view name = os->name ? os->name : "";
+    std::string_view sub = os->subtype ? os->subtype : "";
+    return name.starts_with("cuda") || name.starts_with("nvml") || name.starts_with("rsmi") ||
+           name.starts_with("opencl") || sub == "CUDA" || sub == "NVML" || sub == "RSMI" ||
+           sub == "OpenCL" || sub == "LevelZero";
+}
+
+bool is_net_osdev(hwloc_obj_t os) {
+    return os->type == HWLOC_OBJ_OS_DEVICE && (os->attr->osdev.type == HWLOC_OBJ_OSDEV_NETWORK ||
+                                               os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS);
+}
+
+template <class F>
+void for_each_osdev(hwloc_obj_t o, F f) {
+    for (hwloc_obj_t c = o->io_first_child; c; c = c->next_sibling)
+        if (c->type == HWLOC_OBJ_OS_DEVICE)
+            f(c);
+}
+
+// Where an I/O object is: the nearest NUMA node (when its CPU-side ancestor has exactly
+// one) and the PUs of that ancestor.
+void locality(hwloc_topology_t topo, hwloc_obj_t io, int &numa, std::vector<int> &cpus) {
+    hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, io);
+    numa = -1;
+    if (!anc)
+        return;
+    cpus = ids_of(anc->cpuset);
+    if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1)
+        numa = hwloc_bitmap_first(anc->nodeset);
+}
+
+std::string nic_kind(hwloc_obj_t pci, std::string_view verbs_name, std::string_view net_name) {
+    const unsigned cls = pci ? pci->attr->pcidev.class_id : 0;
+    const bool amazon_efa = pci && pci->attr->pcidev.vendor_id == 0x1d0f &&
+                            (pci->attr->pcidev.device_id & 0xfff0) == 0xefa0;
+    if (amazon_efa || verbs_name.starts_with("efa") || verbs_name.starts_with("rdmap"))
+        return "efa";
+    if (cls == 0x0207)
+        return "ib";
+    if (!verbs_name.empty())  // a verbs device on an Ethernet function is RoCE
+        return cls == 0x0200 ? "ethernet" : "ib";
+    if (net_name.starts_with("ib"))
+        return "ib";
+    if (cls == 0x0200 || !net_name.empty())
+        return "ethernet";
+    return "unknown";
+}
+
+// The I/O tree of the topology, built on demand from the objects asked for.
+class IoTree {
+  public:
+    int node_of(hwloc_obj_t o) {
+        if (auto it = index_.find(o); it != index_.end())
+            return it->second;
+        detail::IoNode n;
+        n.parent = o->parent ? node_of(o->parent) : -1;
+        switch (o->type) {
+            case HWLOC_OBJ_PCI_DEVICE:
+                n.kind = detail::IoNode::Kind::kDevice;
+                n.link_gbs = o->attr->pcidev.linkspeed;
+                break;
+            case HWLOC_OBJ_BRIDGE:
+                if (o->attr->bridge.upstream_type == HWLOC_OBJ_BRIDGE_HOST) {
+                    n.kind = detail::IoNode::Kind::kHostBridge;
+                } else {
+                    n.kind = detail::IoNode::Kind::kBridge;
+                    n.link_gbs = o->attr->bridge.upstream.pci.linkspeed;
+                }
+                break;
+            case HWLOC_OBJ_OS_DEVICE:
+                n.kind = detail::IoNode::Kind::kDevice;
+                break;
+            default: {
+                n.kind = detail::IoNode::Kind::kHost;
+                int w = o->nodeset ? hwloc_bitmap_weight(o->nodeset) : 1;
+                n.numa_nodes = w < 0 ? 2 : std::max(w, 1);  // infinite: spans sockets
+            }
+        }
+        if (!(n.link_gbs >= 0) || !std::isfinite(n.link_gbs))
+            n.link_gbs = 0;
+        nodes_.push_back(n);
+        int id = static_cast<int>(nodes_.size()) - 1;
+        index_.emplace(o, id);
+        return id;
+    }
+    const std::vector<detail::IoNode> &nodes() const { return nodes_; }
+
+  private:
+    std::map<hwloc_obj_t, int> index_;
+    std::vector<detail::IoNode> nodes_;
+};
+
+// hwloc shows a PCIe switch as an upstream-port bridge over one bridge per downstream
+// port, so devices one bridge below a common bridge are still under one switch.
+constexpr int kHwlocSwitchLevels = 1;
+
+Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
+    NodeTopology t;
+    hwloc_obj_t root = hwloc_get_root_obj(topo);
+    t.hostname = info(root, "HostName");
+    t.packages = std::max(0, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PACKAGE));
+    t.cores = std::max(0, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_CORE));
+    t.pus = std::max(0, hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU));
+
+    for (hwloc_obj_t n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, nullptr); n;
+         n = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, n))
+        t.numa_nodes.push_back(NumaNode{static_cast<int>(n->os_index), ids_of(n->cpuset),
+                                        n->attr->numanode.local_memory});
+
+    struct GpuRec {
+        Gpu gpu;
+        hwloc_obj_t obj;
+    };
+    struct NicRec {
+        Nic nic;
+        hwloc_obj_t obj;
+    };
+    std::vector<GpuRec> gpus;
+    std::vector<NicRec> nics;
+    std::vector<hwloc_obj_t> switches;
+
+    for (hwloc_obj_t pci = hwloc_get_next_pcidev(topo, nullptr); pci;
+         pci = hwloc_get_next_pcidev(topo, pci)) {
+        if (is_nvswitch(pci)) {
+            switches.push_back(pci);
+            continue;
+        }
+        bool gpu_osdev = false, net_osdev = false;
+        for_each_osdev(pci, [&](hwloc_obj_t os) {
+            gpu_osdev |= is_gpu_osdev(os);
+            net_osdev |= is_net_osdev(os);
+        });
+        const unsigned vendor = pci->attr->pcidev.vendor_id;
+        if (gpu_osdev || (base_class(pci) == 0x03 && (vendor == 0x10de || vendor == 0x1002))) {
+            Gpu g;
+            g.pci_busid = busid_of(pci);
+            for_each_osdev(pci, [&](hwloc_obj_t os) {
+                if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_GPU &&
+                    os->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
+                    return;
+                if (os->name)
+                    g.os_devices.emplace_back(os->name);
+                if (g.model.empty())
+                    g.model = info(os, "GPUModel");
+            });
+            if (g.model.empty())
+                g.model = info(pci, "PCIDevice");
+            locality(topo, pci, g.numa_node, g.cpus);
+            gpus.push_back({std::move(g), pci});
+        } else if (net_osdev || base_class(pci) == 0x02) {
+            // One NIC per PCI function: its verbs device names it, else its netdev (the
+            // ib0 of an mlx5_0 is the same port), else the bus id.
+            std::string verbs, net;
+            for_each_osdev(pci, [&](hwloc_obj_t os) {
+                if (!os->name || !is_net_osdev(os))
+                    return;
+                auto &slot = os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS ? verbs : net;
+                if (slot.empty())
+                    slot = os->name;
+            });
+            Nic n;
+            n.pci_busid = busid_of(pci);
+            n.name = !verbs.empty() ? verbs : !net.empty() ? net : n.pci_busid;
+            n.kind = nic_kind(pci, verbs, net);
+            n.pcie_gbs = std::isfinite(pci->attr->pcidev.linkspeed)
+                             ? std::max(0.0f, pci->attr->pcidev.linkspeed)
+                             : 0.0;
+            std::vector<int> unused;
+            locality(topo, pci, n.numa_node, unused);
+            nics.push_back({std::move(n), pci});
+        }
+    }
+    // Network devices outside PCI (rare: hwloc attaches most to their PCI function).
+    for (hwloc_obj_t os = hwloc_get_next_osdev(topo, nullptr); os;
+         os = hwloc_get_next_osdev(topo, os)) {
+        if (!is_net_osdev(os) || !os->name ||
+            (os->parent && os->parent->type == HWLOC_OBJ_PCI_DEVICE))
+            continue;
+        bool verbs = os->attr->osdev.type == HWLOC_OBJ_OSDEV_OPENFABRICS;
+        Nic n;
+        n.name = os->name;
+        n.kind = nic_kind(nullptr, verbs ? n.name : "", verbs ? "" : n.name);
+        std::vector<int> unused;
+        locality(topo, os, n.numa_node, unused);
+        nics.push_back({std::move(n), os});
+    }
+
+    if (gpus.size() > detail::kMaxGpus || nics.size() > detail::kMaxNics)
+        return InputError{
+            gpus.size() > detail::kMaxGpus ? "GPUs" : "NICs",
+            std::to_string(std::max(gpus.size(), nics.size())),
+            "at most " + std::to_string(detail::kMaxGpus) + " GPUs and as many NICs in one node",
+            std::string(source), 0};
+    std::stable_sort(gpus.begin(), gpus.end(), [](const GpuRec &a, const GpuRec &b) {
+        return detail::busid_less(a.gpu.pci_busid, b.gpu.pci_busid);
+    });
+    std::stable_sort(nics.begin(), nics.end(), [](const NicRec &a, const NicRec &b) {
+        return detail::busid_less(a.nic.pci_busid, b.nic.pci_busid);
+    });
+    t.nvswitches = static_cast<int>(switches.size());
+
+    // NVLink, from the NVLinkBandwidth matrix hwloc's NVML backend records (MB/s). Its
+    // endpoints are GPUs (by OS device or PCI device), NVSwitches and, on POWER, packages.
+    const std::size_t G = gpus.size();
+    detail::NvlinkFigures nv{std::vector<double>(G * G, 0.0), std::vector<double>(G, 0.0)};
+    std::vector<double> total(G, 0.0);
+    unsigned nr = 1;
+    hwloc_distances_s *dist = nullptr;
+    if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr >= 1 &&
+        dist) {
+        const unsigned n = dist->nbobjs;
+        std::vector<int> gpu_of(n, -1);
+        std::vector<bool> is_switch(n, false), claimed(G, false);
+        for (unsigned i = 0; i < n; ++i) {
+            hwloc_obj_t o = dist->objs[i];
+            while (o && o->type == HWLOC_OBJ_OS_DEVICE)
+                o = o->parent;
+            if (!o || o->type != HWLOC_OBJ_PCI_DEVICE)
+                continue;
+            if (std::find(switches.begin(), switches.end(), o) != switches.end()) {
+                is_switch[i] = true;
+                continue;
+            }
+            for (std::size_t g = 0; g < G; ++g)
+                if (gpus[g].obj == o && !claimed[g]) {  // a GPU listed twice counts once
+                    gpu_of[i] = static_cast<int>(g);
+                    claimed[g] = true;
+                }
+        }
+        for (unsigned i = 0; i < n; ++i) {
+            if (gpu_of[i] < 0)
+                continue;
+            const auto a = static_cast<std::size_t>(gpu_of[i]);
+            for (unsigned j = 0; j < n; ++j) {
+                const double gbs = static_cast<double>(dist->values[i * n + j]) / 1000.0;
+                if (i == j || !(gbs > 0))
+                    continue;
+                total[a] += gbs;
+                if (gpu_of[j] >= 0)
+                    nv.direct[a * G + static_cast<std::size_t>(gpu_of[j])] += gbs;
+                else if (is_switch[j])
+                    nv.fabric[a] += gbs;
+            }
+        }
+        hwloc_distances_release(topo, dist);
+    }
+
+    IoTree tree;
+    std::vector<int> gpu_node(G), nic_node(nics.size());
+    for (std::size_t g = 0; g < G; ++g) {
+        gpus[g].gpu.nvlink_gbs = total[g];
+        gpu_node[g] = tree.node_of(gpus[g].obj);
+        t.gpus.push_back(std::move(gpus[g].gpu));
+    }
+    for (std::size_t i = 0; i < nics.size(); ++i) {
+        nic_node[i] = tree.node_of(nics[i].obj);
+        t.nics.push_back(std::move(nics[i].nic));
+    }
+    detail::fill_link_matrices(
+        t, nv,
+        [&](int a, int b) {
+            return detail::pcie_route(tree.nodes(), gpu_node[static_cast<std::size_t>(a)],
+                                      gpu_node[static_cast<std::size_t>(b)], kHwlocSwitchLevels);
+        },
+        [&](int g, int n) {
+            return detail::pcie_route(tree.nodes(), gpu_node[static_cast<std::size_t>(g)],
+                                      nic_node[static_cast<std::size_t>(n)], kHwlocSwitchLevels);
+        });
+    return t;
+}
+
+// Keeps every PCI device, bridge and OS device (the default drops bridges, and NVSwitches
+// with them), and describes the whole node, not only the CPUs this process may use.
+Topology new_topology() {
+    hwloc_topology_t raw = nullptr;
+    if (hwloc_topology_init(&raw) != 0)
+        return Topology();
+    Topology topo(raw);
+    hwloc_topology_set_io_types_filter(raw, HWLOC_TYPE_FILTER_KEEP_ALL);
+    hwloc_topology_set_flags(raw, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+    return topo;
+}
+
+}  // namespace
+
+Parsed<NodeTopology> parse_hwloc_xml(std::string_view xml, std::string_view source) {
+    auto prepared = prepare_for_hwloc(xml, source);
+    if (!prepared)
+        return prepared.error();
+    const std::string &text = prepared.value();
+    Topology topo = new_topology();
+    if (!topo ||
+        hwloc_topology_set_xmlbuffer(topo.get(), text.c_str(), static_cast<int>(text.size())) !=
+            0 ||
+        hwloc_topology_load(topo.get()) != 0)
+        return InputError{"topology", "",
+                          "a topology libhwloc accepts (HWLOC_XML_VERBOSE=1 prints its reason)",
+                          std::string(source), 0};
+    auto extracted = extract(topo.get(), source);
+    if (!extracted)
+        return extracted.error();
+    NodeTopology t = std::move(extracted).value();
+    t.source = std::string(source);
+    t.format = "hwloc-xml";
+    return t;
+}
+
+Parsed<NodeTopology> load_hwloc_xml(const std::string &path) {
+    auto text = read_text_file(path);
+    if (!text)
+        return text.error();
+    return parse_hwloc_xml(text.value(), path);
+}
+
+Parsed<NodeTopology> discover_local_node() {
+    Topology topo = new_topology();
+    if (!topo || hwloc_topology_load(topo.get()) != 0)
+        return InputError{"hwloc", std::strerror(errno), "a topology libhwloc can discover", "live",
+                          0};
+    auto extracted = extract(topo.get(), "live");
+    if (!extracted)
+        return extracted.error();
+    NodeTopology t = std::move(extracted).value();
+    if (t.hostname.empty()) {
+        char name[256] = {};
+        if (gethostname(name, sizeof name - 1) == 0)
+            t.hostname = name;
+    }
+    t.source = "live";
+    t.format = "live";
+    return t;
+}
+
+}  // namespace slurm_ai

@@ -1,0 +1,391 @@
+// Slurm's topology.conf for the topology/tree plugin (the keys of Slurm 22.05), read into
+// the fabric model and written from it.
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <fstream>
+#include <optional>
+#include <set>
+#include <sstream>
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <utility>
+#include <vector>
+
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/hostlist.hpp"
+
+namespace slurm_ai {
+namespace {
+
+// Slurm refuses longer switch names (HOST_NAME_MAX).
+constexpr std::size_t kSwitchNameMax = 64;
+// Bounds the memory a hostile or mistyped file can take ("Nodes=n[1-999999999]" on many
+// lines); far above any real cluster.
+constexpr std::size_t kMaxNames = std::size_t{1} << 20;
+
+struct LogicalLine {
+    std::string text;
+    int line = 0;  // first physical line
+};
+
+bool is_blank(char c) {
+    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
+}
+
+// Slurm's reading of a config file: '#' starts a comment unless escaped as "\#", a '\' at
+// the end of a line joins the next line to it (with nothing in between), and "\x" stands
+// for x.
+std::vector<LogicalLine> logical_lines(std::string_view text) {
+    std::vector<LogicalLine> out;
+    std::string pending;
+    int pending_line = 0;
+    int line_no = 0;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find('\n', pos);
+        if (end == std::string_view::npos)
+            end = text.size();
+        std::string_view raw = text.substr(pos, end - pos);
+        pos = end + 1;
+        ++line_no;
+
+        std::size_t backslashes = 0;
+        std::size_t cut = raw.size();
+        for (std::size_t i = 0; i < raw.size(); ++i) {
+            if (raw[i] == '#' && backslashes % 2 == 0) {
+                cut = i;
+                break;
+            }
+            backslashes = raw[i] == '\\' ? backslashes + 1 : 0;
+        }
+        std::string_view body = raw.substr(0, cut);
+        while (!body.empty() && is_blank(body.back()))
+            body.remove_suffix(1);
+
+        std::size_t trailing = 0;
+        while (trailing < body.size() && body[body.size() - 1 - trailing] == '\\')
+            ++trailing;
+        bool continued = trailing % 2 == 1;
+        if (continued)
+            body.remove_suffix(1);
+
+        if (pending.empty() && pending_line == 0)
+            pending_line = line_no;
+        pending += body;
+        if (!continued) {
+            out.push_back({std::move(pending), pending_line});
+            pending.clear();
+            pending_line = 0;
+        }
+    }
+    if (pending_line != 0)
+        out.push_back({std::move(pending), pending_line});
+
+    for (auto &l : out) {
+        std::string unescaped;
+        for (std::size_t i = 0; i < l.text.size(); ++i) {
+            if (l.text[i] == '\\' && i + 1 < l.text.size())
+                ++i;
+            unescaped += l.text[i];
+        }
+        l.text = std::move(unescaped);
+    }
+    return out;
+}
+
+std::string lower(std::string_view s) {
+    std::string out(s);
+    for (char &c : out) {
+        if (c >= 'A' && c <= 'Z')
+            c = static_cast<char>(c - 'A' + 'a');
+    }
+    return out;
+}
+
+// One SwitchName line, before switch references are resolved.
+struct SwitchDecl {
+    std::string name;
+    int line = 0;
+    std::vector<std::string> nodes;
+    std::vector<std::string> children;
+    std::uint32_t link_speed = 0;  // 0: not given
+};
+
+class ConfParser {
+  public:
+    ConfParser(std::string_view source, double default_gbps)
+        : source_(source), default_gbps_(default_gbps) {}
+
+    Parsed<Fabric> parse(std::string_view text) {
+        for (const auto &line : logical_lines(text)) {
+            if (auto err = parse_line(line))
+                return *err;
+        }
+        return build();
+    }
+
+  private:
+    InputError error(std::string field, std::string_view value, std::string expected,
+                     int line) const {
+        return InputError{std::move(field), std::string(value), std::move(expected),
+                          std::string(source_), line};
+    }
+
+    std::optional<InputError> parse_line(const LogicalLine &line) {
+        const std::string &t = line.text;
+        std::size_t i = 0;
+        SwitchDecl decl;
+        decl.line = line.line;
+        std::set<std::string> seen;
+        bool any = false;
+        while (true) {
+            while (i < t.size() && is_blank(t[i]))
+                ++i;
+            if (i == t.size())
+                break;
+            any = true;
+            std::size_t start = i;
+            while (i < t.size() && t[i] != '=' && !is_blank(t[i]))
+                ++i;
+            std::string key = t.substr(start, i - start);
+            if (i == t.size() || t[i] != '=') {
+                return error(key, "", "Key=value (SwitchName=, Switches=, Nodes=, LinkSpeed=)",
+                             line.line);
+            }
+            ++i;
+            std::string value;
+            if (i < t.size() && t[i] == '"') {
+                std::size_t close = t.find('"', i + 1);
+                if (close == std::string::npos)
+                    return error(key, t.substr(i), "a closing '\"'", line.line);
+                value = t.substr(i + 1, close - i - 1);
+                i = close + 1;
+            } else {
+                start = i;
+                while (i < t.size() && !is_blank(t[i]))
+                    ++i;
+                value = t.substr(start, i - start);
+            }
+
+            std::string k = lower(key);
+            if (k != "switchname" && k != "switches" && k != "nodes" && k != "linkspeed") {
+                return error(key, value, "one of the keys SwitchName, Switches, Nodes, LinkSpeed",
+                             line.line);
+            }
+            if (!seen.insert(k).second)
+                return error(key, value, "each key once per line", line.line);
+            if (auto err = apply(decl, k, key, value, line.line))
+                return err;
+        }
+        if (!any)
+            return std::nullopt;
+        if (!seen.count("switchname"))
+            return error("SwitchName", "", "a SwitchName= on every line", line.line);
+
+        auto [it, inserted] = index_.emplace(decl.name, decls_.size());
+        if (!inserted) {
+            return error("SwitchName", decl.name,
+                         "each switch defined once (first at line " +
+                             std::to_string(decls_[it->second].line) + ")",
+                         line.line);
+        }
+        decls_.push_back(std::move(decl));
+        return std::nullopt;
+    }
+
+    std::optional<InputError> apply(SwitchDecl &decl, const std::string &k, const std::string &key,
+                                    const std::string &value, int line) {
+        if (k == "switchname") {
+            if (!is_host_name(value) || value.size() > kSwitchNameMax) {
+                return error(key, value,
+                             "a switch name of 1 to 64 printable characters without blanks or "
+                             "any of [ ] , # = \" ' \\",
+                             line);
+            }
+            decl.name = value;
+        } else if (k == "nodes" || k == "switches") {
+            auto names = expand_hostlist(value, key, kMaxNames);
+            if (!names) {
+                auto err = names.error();
+                err.source = source_;
+                err.line = line;
+                return err;
+            }
+            names_ += names->size();
+            if (names_ > kMaxNames) {
+                return error(key, value,
+                             "at most " + std::to_string(kMaxNames) +
+                                 " node and switch names in Nodes= and Switches= of one file",
+                             line);
+            }
+            (k == "nodes" ? decl.nodes : decl.children) = std::move(names).value();
+        } else {  // linkspeed: Slurm reads an unsigned 32-bit integer
+            std::uint64_t speed = 0;
+            bool ok = !value.empty() && value.size() <= 10;
+            for (char c : value) {
+                ok = ok && c >= '0' && c <= '9';
+                if (ok)
+                    speed = speed * 10 + static_cast<std::uint64_t>(c - '0');
+            }
+            if (!ok || speed > UINT32_MAX) {
+                return error(key, value, "a whole number of Gb/s per link from 0 to 4294967295",
+                             line);
+            }
+            decl.link_speed = static_cast<std::uint32_t>(speed);
+        }
+        return std::nullopt;
+    }
+
+    Parsed<Fabric> build() {
+        Fabric fabric;
+        fabric.source = source_;
+        fabric.format = "topology.conf";
+        const int switch_count = static_cast<int>(decls_.size());
+        std::size_t host_refs = 0, child_refs = 0;
+        for (const auto &d : decls_) {
+            host_refs += d.nodes.size();
+            child_refs += d.children.size();
+        }
+        // Keyed by views into decls_, which stays put while the fabric is built; switches
+        // take the first indexes, so an index tells a switch from a host.
+        std::unordered_map<std::string_view, int> node_index;
+        node_index.reserve(decls_.size() + host_refs);
+        fabric.nodes.reserve(decls_.size() + host_refs);
+        fabric.links.reserve(host_refs + child_refs);
+        for (const auto &d : decls_) {
+            FabricNode n;
+            n.name = d.name;
+            n.is_switch = true;
+            node_index.emplace(d.name, static_cast<int>(fabric.nodes.size()));
+            fabric.nodes.push_back(std::move(n));
+        }
+
+        std::unordered_set<std::uint64_t> linked;
+        linked.reserve(host_refs + child_refs);
+        auto link_once = [&](int a, int b) {
+            auto lo = static_cast<std::uint32_t>(std::min(a, b));
+            auto hi = static_cast<std::uint32_t>(std::max(a, b));
+            return linked.insert(std::uint64_t{lo} << 32 | hi).second;
+        };
+        for (int sw = 0; sw < switch_count; ++sw) {
+            const auto &d = decls_[static_cast<std::size_t>(sw)];
+            LinkRate rate;
+            rate.width = 0;
+            rate.gbps = d.link_speed > 0 ? d.link_speed : default_gbps_;
+
+            for (const auto &child : d.children) {
+                auto it = node_index.find(child);
+                if (it == node_index.end() || it->second >= switch_count) {
+                    return error("Switches", child,
+                                 "the name of a switch defined on a SwitchName= line", d.line);
+                }
+                if (it->second == sw)
+                    return error("Switches", child, "switches other than itself", d.line);
+                // A pair that lists each other (X5.topology.conf does) is one adjacency.
+                if (link_once(sw, it->second))
+                    fabric.links.push_back({sw, it->second, 0, 0, rate});
+            }
+            for (const auto &host : d.nodes) {
+                auto [it, added] = node_index.emplace(host, static_cast<int>(fabric.nodes.size()));
+                if (it->second < switch_count)
+                    return error("Nodes", host, "node names, not the name of a switch", d.line);
+                if (added) {
+                    FabricNode n;
+                    n.name = host;
+                    fabric.nodes.push_back(std::move(n));
+                }
+                if (link_once(sw, it->second))
+                    fabric.links.push_back({sw, it->second, 0, 0, rate});
+            }
+        }
+        fabric.index_links();
+        fabric.infer_levels();
+        return fabric;
+    }
+
+    std::string source_;
+    double default_gbps_;
+    std::vector<SwitchDecl> decls_;
+    std::unordered_map<std::string, std::size_t> index_;
+    std::size_t names_ = 0;
+};
+
+std::string printable(std::string_view s) {
+    std::string out(s);
+    for (char &c : out) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f)
+            c = '?';
+    }
+    return out;
+}
+
+}  // namespace
+
+Parsed<Fabric> parse_topology_conf(std::string_view text, std::string_view source,
+                                   double default_gbps) {
+    return ConfParser(source, default_gbps).parse(text);
+}
+
+Parsed<Fabric> load_topology_conf(const std::string &path, double default_gbps) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return InputError{"file", path, "a readable topology.conf", path, 0};
+    std::ostringstream text;
+    text << in.rdbuf();
+    return parse_topology_conf(text.str(), path, default_gbps);
+}
+
+std::string write_topology_conf(const Fabric &fabric) {
+    Fabric f = fabric;
+    f.index_links();
+    f.infer_levels();
+
+    // Slurm builds its tree from Switches=, so each switch names only the switches below
+    // it; (level, node index) orders them totally, so no two switches name each other.
+    auto below = [&](int upper, int lower) {
+        const auto &u = f.nodes[static_cast<std::size_t>(upper)];
+        const auto &l = f.nodes[static_cast<std::size_t>(lower)];
+        return std::make_pair(l.level, lower) < std::make_pair(u.level, upper);
+    };
+
+    std::string out =
+        "# topology.conf for Slurm's topology/tree plugin, written by slurm_ai from " +
+        printable(f.source) + " (" + printable(f.format) + ")\n";
+    for (int sw : f.switches()) {
+        std::vector<std::string> hosts;
+        std::vector<std::string> children;
+        std::set<int> listed;
+        double rate = -1;
+        bool one_rate = true;
+        for (int li : f.links_of[static_cast<std::size_t>(sw)]) {
+            const auto &l = f.links[static_cast<std::size_t>(li)];
+            const int other = l.a == sw ? l.b : l.a;
+            if (other == sw)
+                continue;
+            const auto &o = f.nodes[static_cast<std::size_t>(other)];
+            if (o.is_switch && !below(sw, other))
+                continue;
+            if (listed.insert(other).second)
+                (o.is_switch ? children : hosts).push_back(o.name);
+            if (rate >= 0 && rate != l.rate.gbps)
+                one_rate = false;
+            rate = l.rate.gbps;
+        }
+
+        out += "SwitchName=";
+        out += f.nodes[static_cast<std::size_t>(sw)].name;
+        if (!children.empty())
+            out += " Switches=" + compress_hostlist(std::move(children));
+        if (!hosts.empty())
+            out += " Nodes=" + compress_hostlist(std::move(hosts));
+        if (one_rate && rate >= 0.5 && rate < 4294967295.5)
+            out += " LinkSpeed=" + std::to_string(std::llround(rate));
+        out += '\n';
+    }
+    return out;
+}
+
+}  // namespace slurm_ai

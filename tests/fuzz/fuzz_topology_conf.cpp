@@ -1,0 +1,30 @@
+// parse_topology_conf on arbitrary bytes; whatever it accepts must survive
+// write_topology_conf and read back with the same switches and hosts.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "slurm_ai/fabric.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    std::string_view text(reinterpret_cast<const char *>(data), size);
+    auto fabric = slurm_ai::parse_topology_conf(text, "fuzz.conf");
+    if (!fabric.ok()) {
+        (void)fabric.error().message();
+        return 0;
+    }
+    // Huge expansions ("Nodes=n[1-999999]") are parsed, but checking them further only
+    // slows the fuzzer down under the sanitizers.
+    if (fabric->nodes.size() > 4096)
+        return 0;
+    nlohmann::json j = fabric.value();
+    (void)j.dump();
+    auto again = slurm_ai::parse_topology_conf(slurm_ai::write_topology_conf(fabric.value()),
+                                               "written.conf");
+    if (!again.ok() || again->switches().size() != fabric->switches().size() ||
+        again->hosts().size() != fabric->hosts().size())
+        __builtin_trap();
+    return 0;
+}
