@@ -223,12 +223,17 @@ int main(int argc, char **argv) {
         ->check(CLI::ExistingFile);
     app.add_option("--map", a.cluster.guid_map, "GUID-to-hostname map")->check(CLI::ExistingFile);
     app.add_option("--node", a.cluster.nodes,
-                   "Node topology (hwloc or NCCL XML) for every host: FILE, or HOSTLIST=FILE");
-    app.add_option("--busy", a.busy, "Hosts that are fully busy (hostlist); repeatable");
-    app.add_option("--busy-gpus", a.busy_gpus, "Busy GPUs: HOSTLIST:0,1,...; repeatable");
-    app.add_option("--failures", a.failures, "Recent failures: HOSTLIST=COUNT; repeatable");
+                   "Node topology (hwloc or NCCL XML) for every host: FILE, or HOSTLIST=FILE")
+        ->allow_extra_args(false);
+    app.add_option("--busy", a.busy, "Hosts that are fully busy (hostlist); repeatable")
+        ->allow_extra_args(false);
+    app.add_option("--busy-gpus", a.busy_gpus, "Busy GPUs: HOSTLIST:0,1,...; repeatable")
+        ->allow_extra_args(false);
+    app.add_option("--failures", a.failures, "Recent failures: HOSTLIST=COUNT; repeatable")
+        ->allow_extra_args(false);
     app.add_option("--uplink-load", a.uplink_load,
-                   "Share of a switch's uplinks other jobs use: SWITCH=0.5; repeatable");
+                   "Share of a switch's uplinks other jobs use: SWITCH=0.5; repeatable")
+        ->allow_extra_args(false);
     app.add_option("-N,--nodes", a.nodes, "Nodes: N or MIN-MAX (default 1)");
     app.add_option("--gpus-per-node", a.gpus_per_node, "GPUs on every node");
     app.add_option("--gpus", a.gpus, "GPUs in total");
@@ -239,7 +244,8 @@ int main(int argc, char **argv) {
     app.add_option("--ai-locality", a.locality, "hard or soft[:WAIT], as sbatch --ai-locality");
     app.add_option("--pending", a.pending, "Seconds the job has waited already");
     app.add_option("--policy", a.policies,
-                   "engine, engine-norisk, tree-bestfit, slurm-default, random (default: all)");
+                   "engine, engine-norisk, tree-bestfit, slurm-default, random (default: all)")
+        ->allow_extra_args(false);
     app.add_option("--budget-ms", a.budget_ms, "The engine's time budget per decision");
     app.add_option("--risk-weight", a.risk_weight, "Weight of the failure risk in the objective");
     app.add_option("--seed", a.seed, "Seed of the random policy");

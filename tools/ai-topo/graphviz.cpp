@@ -34,7 +34,7 @@ std::string quote(const std::string &s) {
 
 std::string node_to_dot(const NodeTopology &t) {
     std::string out =
-        "graph node {\n  graph [fontname=Helvetica, rankdir=TB, label=" +
+        "graph host {\n  graph [fontname=Helvetica, rankdir=TB, label=" +
         quote((t.hostname.empty() ? std::filesystem::path(t.source).filename().string()
                                   : t.hostname) +
               fmt::format(": {} GPUs, {} NICs, {} NUMA nodes", t.gpus.size(), t.nics.size(),
