@@ -150,3 +150,20 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     CHECK_FALSE(SelectService().restore_state(dir));  // no file: a first start
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the example configuration in contrib is valid and holds the defaults", "[config]") {
+    auto c = load_plugin_config(std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf",
+                                "/etc/slurm/topology.conf");
+    INFO((c.ok() ? std::string() : c.error().message()));
+    REQUIRE(c.ok());
+    PluginConfig defaults;
+    CHECK(c->policy == defaults.policy);
+    CHECK(c->engine.time_budget_ms == defaults.engine.time_budget_ms);
+    CHECK(c->engine.risk_weight == defaults.engine.risk_weight);
+    CHECK(c->cost.alpha_inter_s == Approx(defaults.cost.alpha_inter_s));
+    CHECK(c->cost.inter_efficiency == Approx(defaults.cost.inter_efficiency));
+    CHECK(c->risk.host_per_day == Approx(defaults.risk.host_per_day));
+    CHECK(c->multi_node_best_fit == defaults.multi_node_best_fit);
+    CHECK(c->debug == defaults.debug);
+    CHECK(c->cluster.fabric == "/etc/slurm/topology.conf");
+}

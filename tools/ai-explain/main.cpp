@@ -97,7 +97,7 @@ std::string explain(const json &r) {
     if (d.is_object()) {
         out += "  rank order:  " + d.value("ranks", std::string()) + "\n";
         out += fmt::format(
-            "  comm:        {:.6g} s per step ({} of {}), ideal {:.6g} s, efficiency {:.3f}\n",
+            "  comm:        {:.6g} s per step ({}, {}), ideal {:.6g} s, efficiency {:.3f}\n",
             d.value("comm_s", 0.0), d.value("pattern", "?"), d.value("algorithm", "?"),
             d.value("lower_bound_s", 0.0), d.value("efficiency", 0.0));
         out += fmt::format("  risk:        {:.3g} of the job lost per day (expected)\n",
