@@ -32,6 +32,7 @@ seeds_for() {
         guid_map) ls "$data"/fabric/*.map ;;
         hostlist) printf '%s\n' ;;
         hwloc_xml) ls "$data"/hwloc/*.xml ;;
+        plugin_config) ls "$PWD"/contrib/slurm.conf.d/ai_select.conf ;;
         nccl_topo) ls "$data"/nccl-topo/*.xml ;;
         *) ls "$PWD"/tests/fuzz/seeds/"$1"/* 2>/dev/null || true ;;
     esac

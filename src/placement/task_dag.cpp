@@ -71,6 +71,9 @@ Parsed<TaskDag> parse_task_dag(std::string_view text, std::string_view source) {
     } catch (const json::parse_error &e) {
         return InputError{"JSON", std::string(e.what()).substr(0, 120), "a JSON task DAG", r.source,
                           line_of(text, e.byte)};
+    } catch (const json::exception &e) {  // e.g. a number too large for any type
+        return InputError{"JSON", std::string(e.what()).substr(0, 120), "a JSON task DAG", r.source,
+                          0};
     }
     // The compact form written by compact_task_dag.
     if (doc.is_object() && doc.contains("t") && !doc.contains("tasks")) {

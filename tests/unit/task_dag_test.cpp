@@ -1,5 +1,9 @@
 #include "slurm_ai/task_dag.hpp"
 
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+
 #include <catch2/catch.hpp>
 
 using namespace slurm_ai;
@@ -81,4 +85,19 @@ TEST_CASE("cycles and broken JSON are reported", "[dag]") {
     CHECK(broken.error().source == "broken.json");
 
     CHECK_FALSE(load_task_dag("/nonexistent/dag.json").ok());
+}
+
+TEST_CASE("inputs the fuzzer once crashed on are rejected cleanly", "[dag]") {
+    namespace fs = std::filesystem;
+    auto dir = fs::path(SLURM_AI_TEST_INPUTS) / ".." / "fuzz" / "regressions" / "task_dag";
+    int seen = 0;
+    for (const auto &entry : fs::directory_iterator(dir)) {
+        std::ifstream in(entry.path(), std::ios::binary);
+        std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+        INFO(entry.path().string());
+        auto dag = parse_task_dag(text, entry.path().string());
+        CHECK_FALSE(dag.ok());
+        ++seen;
+    }
+    CHECK(seen >= 1);
 }
