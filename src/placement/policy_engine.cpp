@@ -58,7 +58,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
 
     // Local search: swap one host for an eligible host under the same or a sibling
     // leaf, first improvement, until nothing improves or the budget is spent.
-    if (best.p.hosts.size() > 1 && best.p.efficiency < 1.0 - 1e-9) {
+    if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9) {
         bool improved = true;
         while (improved && Clock::now() < deadline) {
             improved = false;

@@ -2,8 +2,9 @@
 // Slurm's topology/tree best-fit, measured in one run on fat trees of 64, 1,000 and
 // 10,000 nodes (8 GPUs each, the NDv4 node file) at a realistic occupancy.
 //
-// Occupancy: jobs drawn from a Philly-like size mix are placed with tree-bestfit until
-// the target share of GPUs is busy, then a tenth of them end, leaving holes. Then a fixed
+// Occupancy: jobs drawn from a Philly-like size mix are placed, alternately by
+// tree-bestfit and at random, until the target share of GPUs is busy, then a quarter of
+// them end, leaving holes. Then a fixed
 // set of probe jobs (1 GPU to 16 nodes x 8 GPUs, all-reduce, pipeline and all-to-all) is
 // placed by both policies on that same state, without allocating, and timed.
 //
@@ -35,9 +36,9 @@ struct Shape {
     CommPattern pattern;
 };
 
-// 2-level fat tree: leaves of 32 hosts with 16 uplinks each (2:1), 16 spines.
-std::string fat_tree_conf(int hosts) {
-    const int per_leaf = 32, spines = std::min(16, std::max(1, hosts / per_leaf));
+// 2-level fat tree: leaves of 32 hosts with one uplink to each spine.
+std::string fat_tree_conf(int hosts, int uplinks) {
+    const int per_leaf = 32, spines = std::min(uplinks, std::max(1, hosts / per_leaf));
     int leaves = (hosts + per_leaf - 1) / per_leaf;
     std::string conf;
     for (int l = 0; l < leaves; ++l) {
@@ -81,7 +82,9 @@ int main(int argc, char **argv) {
     std::string node_file = std::string(SLURM_AI_DATA_DIR) + "/nccl-topo/ndv4-topo.xml";
     std::vector<int> sizes{64, 1000, 10000};
     double occupancy = 0.7, budget_ms = 5;
-    int probes = 120;
+    int probes = 120, uplinks = 16;
+    app.add_option("--uplinks", uplinks,
+                   "Uplinks per leaf of 32 hosts (16: 2:1 by host links; fewer: more oversubscribed)");
     bool verbose = false;
     app.add_flag("--verbose", verbose, "Print every probe");
     app.add_option("--node", node_file, "Node topology of every host")->check(CLI::ExistingFile);
@@ -111,7 +114,7 @@ int main(int argc, char **argv) {
                 "policy", "mean ms", "p50 ms", "p99 ms", "fits", "mean eff", "min eff", "eff<base",
                 "RSS MiB");
     for (int n : sizes) {
-        auto fabric = parse_topology_conf(fat_tree_conf(n), "fat-tree");
+        auto fabric = parse_topology_conf(fat_tree_conf(n, uplinks), "fat-tree");
         if (!fabric) {
             std::fprintf(stderr, "%s\n", fabric.error().message().c_str());
             return 1;
@@ -130,7 +133,7 @@ int main(int argc, char **argv) {
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
 
-        // Fill to the occupancy with tree-bestfit, then end a tenth of the jobs.
+        // Fill to the occupancy, then end a quarter of the jobs.
         ClusterState state(g);
         std::mt19937_64 rng(42 + n);
         std::discrete_distribution<int> pick(weights.begin(), weights.end());
@@ -140,7 +143,9 @@ int main(int argc, char **argv) {
         int misses = 0;
         while (busy / total < occupancy && misses < 50) {
             auto d = make_job(mix[pick(rng)].first);
-            auto dec = engine.place(d, state, "tree-bestfit");
+            // Half the history placed by best fit, half anywhere: what years of arrivals,
+            // departures and hand-placed jobs leave behind.
+            auto dec = engine.place(d, state, (running.size() % 2) ? "random" : "tree-bestfit");
             if (!dec.placement) {
                 ++misses;
                 continue;
@@ -150,7 +155,7 @@ int main(int argc, char **argv) {
             running.push_back(std::move(*dec.placement));
         }
         std::shuffle(running.begin(), running.end(), rng);
-        for (std::size_t i = 0; i < running.size() / 10; ++i) {
+        for (std::size_t i = 0; i < running.size() / 4; ++i) {
             state.release(running[i]);
             busy -= static_cast<double>(running[i].rank_count());
         }
