@@ -16,11 +16,13 @@ step() { printf '\n== %s\n' "$*"; }
 step "installing dependencies and building"
 BUILD_DIR=$build tools/build.sh
 plugins=$(cd "$build" && pwd)/plugins
+bin=$(cd "$build" && pwd)/bin
 
 step "bringing up the mini-cluster in $dir"
 tools/minicluster down --dir "$dir" >/dev/null 2>&1 || true
 tools/minicluster up --dir "$dir" --plugin-dir "$plugins" --select select/ai_cons_tres \
-    --spank "$plugins/spank_ai.so" --extra-conf DebugFlags=SelectType
+    --spank "$plugins/spank_ai.so" --extra-conf DebugFlags=SelectType \
+    --ai-conf NodeTopology="$PWD/tests/inputs/minicluster-node.xml" --ai-conf Debug=yes
 # shellcheck disable=SC1091
 source "$dir/env"
 scontrol show config | grep -E '^(SelectType|PluginDir|PlugStackConfig) '
@@ -42,15 +44,18 @@ id=$(sbatch --parsable --wait -o "$dir/demo-%j.out" "$job")
 step "job $id output"
 cat "$dir/demo-$id.out"
 
-step "what the select plugin recorded for job $id ($dir/state/ai_select/jobs/$id.json)"
-cat "$dir/state/ai_select/jobs/$id.json"
+step "what the select plugin decided for job $id (ai-explain $id)"
+"$bin/ai-explain" "$id"
+scontrol show job "$id" | grep -o 'SystemComment=.*'
 
 step "what slurmctld logged about job $id"
-grep -E "JobId=$id[^0-9]" "$dir/log/slurmctld.log" | grep -E 'ai_cons_tres|sched' | tail -n 8
+grep -E "JobId=$id[^0-9]" "$dir/log/slurmctld.log" | grep -E 'ai_cons_tres|sched' |
+    grep -v 'hints {' | tail -n 8
 
 step "the cluster is still up"
 cat <<TXT
   use it:      source $dir/env; sinfo; sbatch --ai-comm=pipeline:stages=4 -N4 --wrap=hostname
   help:        sbatch --help | grep -A1 -- --ai-
+  explain:     $bin/ai-explain JOBID
   take down:   tools/minicluster down --dir $dir
 TXT

@@ -252,13 +252,42 @@ int select_p_node_init(void) {
     return rc;
 }
 
-/* Whether the job asked for locality (the only hint that can make it wait). */
-static bool _wants_locality(job_record_t *job_ptr) {
-    for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++)
-        if (job_ptr->spank_job_env[i] &&
-            strstr(job_ptr->spank_job_env[i], "_SLURM_SPANK_OPTION_ai_ai_locality="))
-            return true;
-    return false;
+/*
+ * Whether a node has the CPUs and memory left that one node of the job needs, from the
+ * counts cons_tres keeps in each node's select_nodeinfo. They are refreshed lazily, so
+ * they may lag; cons_tres has the last word, and the widening steps cover a stale view.
+ */
+static bool _has_room(node_record_t *node_ptr, uint16_t cpus, uint64_t mem) {
+    uint16_t alloc_cpus = 0;
+    uint64_t alloc_mem = 0;
+
+    /* select_nodeinfo wraps cons_tres's own record, as Slurm's select_g_ layer does. */
+    if (!node_ptr->select_nodeinfo || !node_ptr->select_nodeinfo->data)
+        return true;
+    if (cons_tres.nodeinfo_get(node_ptr->select_nodeinfo->data, SELECT_NODEDATA_SUBCNT,
+                               NODE_STATE_ALLOCATED, &alloc_cpus) != SLURM_SUCCESS ||
+        cons_tres.nodeinfo_get(node_ptr->select_nodeinfo->data, SELECT_NODEDATA_MEM_ALLOC,
+                               NODE_STATE_ALLOCATED, &alloc_mem) != SLURM_SUCCESS)
+        return true;
+    if (node_ptr->cpus_efctv && alloc_cpus + cpus > node_ptr->cpus_efctv)
+        return false;
+    if (mem && node_ptr->real_memory && alloc_mem + mem > node_ptr->real_memory)
+        return false;
+    return true;
+}
+
+/*
+ * The job's --ai-locality value as the job's SPANK environment carries it: 0 none,
+ * 1 soft, 2 hard.
+ */
+static int _locality(job_record_t *job_ptr) {
+    static const char key[] = "_SLURM_SPANK_OPTION_ai_ai_locality=";
+    for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
+        const char *v = job_ptr->spank_job_env[i] ? strstr(job_ptr->spank_job_env[i], key) : NULL;
+        if (v)
+            return xstrncasecmp(v + sizeof(key) - 1, "hard", 4) ? 1 : 2;
+    }
+    return 0;
 }
 
 /*
@@ -266,19 +295,32 @@ static bool _wants_locality(job_record_t *job_ptr) {
  * state. Fills `out` (when given; its buffers are the caller's to xfree) and returns
  * AI_PLACED, AI_WAIT or AI_PASSTHROUGH; an engine error is a passthrough.
  */
-static int _decide(bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
+static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
     ai_outcome_t local;
+    uint16_t cpus = 1;
+    uint64_t mem = 0;
+    struct job_details *d = job_ptr->details;
     ai_node_t *view = xcalloc(node_record_count + 1, sizeof(*view));
     node_record_t *node_ptr;
     char err[512] = "";
 
+    /* What one node must have left: CPUs and memory per node of the request. */
+    if (d && req->min_nodes) {
+        uint32_t per_node = d->min_cpus / req->min_nodes;
+        cpus = per_node > 1 ? (uint16_t)MIN(per_node, UINT16_MAX) : 1;
+        if (d->pn_min_memory & MEM_PER_CPU)
+            mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
+        else
+            mem = d->pn_min_memory;
+    }
     if (!out)
         out = &local;
     memset(out, 0, sizeof(*out));
     out->nodes = xcalloc(node_record_count + 1, sizeof(int));
     out->widen = xcalloc(node_record_count + 1, sizeof(int));
     for (int i = 0; (node_ptr = next_node(&i)); i++) {
-        view[node_ptr->index].usable = bit_test(bitmap, node_ptr->index) ? 1 : 0;
+        view[node_ptr->index].usable =
+            bit_test(bitmap, node_ptr->index) && _has_room(node_ptr, cpus, mem) ? 1 : 0;
         view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
         view[node_ptr->index].weight = node_ptr->weight;
     }
@@ -308,25 +350,29 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                       bitstr_t *exc_core_bitmap) {
     ai_job_t req;
     ai_outcome_t out;
-    int rc;
+    int rc, locality;
     bitstr_t *orig, *attempt;
 
     _note_down_nodes();
     /*
      * Backfill must not reserve nodes for a job that waits for locality: the engine would
-     * not start it there, and the reservation would hold back every job behind it.
+     * not start it there, and the reservation would hold back every job behind it. When
+     * hard locality will be met cannot be foreseen, so such jobs get no reservation and
+     * start when run-now finds them a compact placement; soft locality waits only while
+     * the engine says so.
      */
-    if (mode == SELECT_MODE_WILL_RUN && _wants_locality(job_ptr) &&
-        _job_request(job_ptr, min_nodes, max_nodes, &req)) {
-        int kind = _decide(bitmap, &req, NULL);
-        if (kind == AI_WAIT)
+    if (mode == SELECT_MODE_WILL_RUN && (locality = _locality(job_ptr))) {
+        if (locality == 2)
+            return SLURM_ERROR;
+        if (_job_request(job_ptr, min_nodes, max_nodes, &req) &&
+            _decide(job_ptr, bitmap, &req, NULL) == AI_WAIT)
             return SLURM_ERROR;
     }
     if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req))
         return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                                   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
 
-    _decide(bitmap, &req, &out);
+    _decide(job_ptr, bitmap, &req, &out);
 
     if (out.kind == AI_WAIT) {
         log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);

@@ -3,14 +3,19 @@
 # reason logged, and every other job keeps being scheduled normally around it.
 source "$(dirname "$0")/lib.sh"
 
+# Time limits on every job, as on a real cluster: backfill plans with them.
 hold=()
 for n in n1 n2 n5 n6; do
-    hold+=("$(sbatch --parsable -w "$n" --exclusive -o /dev/null --wrap='sleep 120')")
+    hold+=("$(sbatch --parsable -w "$n" --exclusive --time=3 -o /dev/null --wrap='sleep 120')")
 done
 trap 'scancel "${hold[@]}" "${stuck:-}" 2>/dev/null || true' EXIT
-stuck=$(sbatch --parsable -N3 --ai-locality=hard -o /dev/null --wrap='sleep 1')
-ok1=$(sbatch --parsable -N2 -o /dev/null --wrap='sleep 1')
-ok2=$(sbatch --parsable -N1 --gpus=2 -o /dev/null --wrap='sleep 1')
+for j in "${hold[@]}"; do
+    for _ in $(seq 30); do [ "$(squeue -h -j "$j" -o %T)" = RUNNING ] && break; sleep 0.5; done
+    expect_eq "state of holding job $j" RUNNING "$(squeue -h -j "$j" -o %T)"
+done
+stuck=$(sbatch --parsable -N3 --ai-locality=hard --time=1 -o /dev/null --wrap='sleep 1')
+ok1=$(sbatch --parsable -N2 --time=1 -o /dev/null --wrap='sleep 1')
+ok2=$(sbatch --parsable -N1 --gpus=2 --time=1 -o /dev/null --wrap='sleep 1')
 wait_job_gone "$ok1" 60
 wait_job_gone "$ok2" 60
 expect_eq "end state of a 2-node job beside the stuck one" COMPLETED "$(job_end_state "$ok1")"

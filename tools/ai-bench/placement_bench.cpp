@@ -38,7 +38,7 @@ struct Shape {
 
 // 2-level fat tree: leaves of 32 hosts with one uplink to each spine.
 std::string fat_tree_conf(int hosts, int uplinks) {
-    const int per_leaf = 32, spines = std::min(uplinks, std::max(1, hosts / per_leaf));
+    const int per_leaf = 32, spines = uplinks;  // a Clos: every leaf cabled once to every spine
     int leaves = (hosts + per_leaf - 1) / per_leaf;
     std::string conf;
     for (int l = 0; l < leaves; ++l) {
