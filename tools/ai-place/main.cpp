@@ -14,6 +14,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bad_input.hpp"
+
 #include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/hostlist.hpp"
 #include "slurm_ai/placement_engine.hpp"
@@ -23,16 +25,8 @@ using namespace slurm_ai;
 
 namespace {
 
-struct BadInput {
-    std::string message;
-};
-
-template <class T>
-T take(Parsed<T> p) {
-    if (!p)
-        throw BadInput{p.error().message()};
-    return std::move(p).value();
-}
+using cli::BadInput;
+using cli::take;
 
 struct Args {
     ClusterFiles cluster;

@@ -66,7 +66,7 @@ std::string node_to_dot(const NodeTopology &t) {
         std::string cpus = "-";
         for (const auto &n : t.numa_nodes)
             if (n.os_index == numa)
-                cpus = cpu_ranges(n.cpus);
+                cpus = to_cpu_list(n.cpus);
         out += fmt::format(
             "  subgraph cluster_numa{} {{\n    label={}; style=rounded; "
             "color=\"#4a6fa5\";\n    numa{} [label={}, shape=ellipse, "

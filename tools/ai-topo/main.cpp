@@ -11,6 +11,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "bad_input.hpp"
+
 #include "graphviz.hpp"
 #include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/hostlist.hpp"
@@ -22,16 +24,8 @@ using namespace slurm_ai;
 
 namespace {
 
-struct BadInput {
-    std::string message;
-};
-
-template <class T>
-T take(Parsed<T> p) {
-    if (!p)
-        throw BadInput{p.error().message()};
-    return std::move(p).value();
-}
+using cli::BadInput;
+using cli::take;
 
 std::optional<GuidMap> load_map(const std::string &path) {
     if (path.empty())

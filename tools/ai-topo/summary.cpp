@@ -7,22 +7,6 @@
 
 namespace slurm_ai::cli {
 
-std::string cpu_ranges(const std::vector<int> &cpus) {
-    std::vector<int> v = cpus;
-    std::sort(v.begin(), v.end());
-    std::string out;
-    for (std::size_t i = 0; i < v.size();) {
-        std::size_t j = i;
-        while (j + 1 < v.size() && v[j + 1] == v[j] + 1)
-            ++j;
-        if (!out.empty())
-            out += ',';
-        out += j == i ? fmt::format("{}", v[i]) : fmt::format("{}-{}", v[i], v[j]);
-        i = j + 1;
-    }
-    return out.empty() ? "-" : out;
-}
-
 namespace {
 std::string base(const std::string &path) {
     return path == "live" ? path : std::filesystem::path(path).filename().string();
@@ -49,7 +33,7 @@ std::string summarize(const NodeTopology &t) {
                                   to_string(t.nic_path(static_cast<int>(i), pairing[i])));
             out +=
                 fmt::format("  {:<4} {:<13} {:<24} {:>4}  {:<12} {}\n", i, g.pci_busid,
-                            g.model.empty() ? "-" : g.model, g.numa_node, cpu_ranges(g.cpus), nic);
+                            g.model.empty() ? "-" : g.model, g.numa_node, to_cpu_list(g.cpus), nic);
         }
     }
     if (!t.nics.empty()) {
@@ -76,7 +60,7 @@ std::string summarize(const NodeTopology &t) {
         }
     }
     for (const auto &n : t.numa_nodes)
-        out += fmt::format("  NUMA {}: cpus {}, {:.1f} GiB\n", n.os_index, cpu_ranges(n.cpus),
+        out += fmt::format("  NUMA {}: cpus {}, {:.1f} GiB\n", n.os_index, to_cpu_list(n.cpus),
                            static_cast<double>(n.memory_bytes) / (1ull << 30));
     return out;
 }

@@ -11,7 +11,4 @@ namespace slurm_ai::cli {
 std::string summarize(const NodeTopology &t);
 std::string summarize(const Fabric &f);
 
-// "0-3,8-11" for {0,1,2,3,8,9,10,11}.
-std::string cpu_ranges(const std::vector<int> &cpus);
-
 }  // namespace slurm_ai::cli
