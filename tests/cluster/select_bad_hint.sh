@@ -21,6 +21,11 @@ wait_job_gone "$ok2" 60
 expect_eq "end state of a 2-node job beside the stuck one" COMPLETED "$(job_end_state "$ok1")"
 expect_eq "end state of a GPU job beside the stuck one" COMPLETED "$(job_end_state "$ok2")"
 expect_eq "state of the hard-locality job" PENDING "$(squeue -h -j "$stuck" -o %T)"
+# The main scheduler tries the job at its next pass; the reason is logged then.
+for _ in $(seq 60); do
+    grep -q "JobId=$stuck waits: hard locality" "$MINICLUSTER_DIR/log/slurmctld.log" && break
+    sleep 0.5
+done
 grep -q "JobId=$stuck waits: hard locality" "$MINICLUSTER_DIR/log/slurmctld.log" ||
     fail "slurmctld.log does not say why job $stuck waits"
 scontrol ping | grep -q UP || fail "slurmctld is not up"
