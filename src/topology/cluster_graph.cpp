@@ -1,5 +1,7 @@
 #include "slurm_ai/cluster_graph.hpp"
 
+#include "slurm_ai/hostlist.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <limits>
@@ -464,6 +466,21 @@ const std::vector<int> &ClusterGraph::hosts_at_leaf(int switch_node) const {
 }
 std::vector<int> ClusterGraph::switch_nodes() const {
     return impl_->switch_nodes;
+}
+
+Parsed<std::vector<int>> ClusterGraph::parse_hosts(std::string_view hostlist,
+                                                   std::string_view field) const {
+    auto names = expand_hostlist(hostlist, field);
+    if (!names)
+        return names.error();
+    std::vector<int> out;
+    for (const auto &name : names.value()) {
+        int h = host_index(name);
+        if (h < 0)
+            return InputError{std::string(field), name, "a host of the fabric", {}, 0};
+        out.push_back(h);
+    }
+    return out;
 }
 
 Parsed<GpuRef> ClusterGraph::parse_endpoint(std::string_view text) const {

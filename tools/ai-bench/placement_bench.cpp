@@ -83,8 +83,9 @@ int main(int argc, char **argv) {
     std::vector<int> sizes{64, 1000, 10000};
     double occupancy = 0.7, budget_ms = 5;
     int probes = 120, uplinks = 16;
-    app.add_option("--uplinks", uplinks,
-                   "Uplinks per leaf of 32 hosts (16: 2:1 by host links; fewer: more oversubscribed)");
+    app.add_option(
+        "--uplinks", uplinks,
+        "Uplinks per leaf of 32 hosts (16: 2:1 by host links; fewer: more oversubscribed)");
     bool verbose = false;
     app.add_flag("--verbose", verbose, "Print every probe");
     app.add_option("--node", node_file, "Node topology of every host")->check(CLI::ExistingFile);

@@ -42,14 +42,7 @@ struct Args {
 
 std::vector<int> hosts_of(const ClusterGraph &g, const std::string &expr,
                           const std::string &field) {
-    std::vector<int> out;
-    for (const auto &name : take(expand_hostlist(expr, field))) {
-        int h = g.host_index(name);
-        if (h < 0)
-            throw BadInput{field + "='" + name + "': expected a host of the fabric"};
-        out.push_back(h);
-    }
-    return out;
+    return take(g.parse_hosts(expr, field));
 }
 
 // "HOSTLIST=VALUE" or "HOSTLIST:VALUE" split at the last separator.

@@ -150,14 +150,7 @@ ClusterGraph build_graph(const QueryArgs &q) {
 
 std::vector<int> host_indexes(const ClusterGraph &g, const std::string &expr,
                               const std::string &field) {
-    std::vector<int> out;
-    for (const auto &name : take(expand_hostlist(expr, field))) {
-        int h = g.host_index(name);
-        if (h < 0)
-            throw BadInput{field + "='" + name + "': expected a host of the fabric"};
-        out.push_back(h);
-    }
-    return out;
+    return take(g.parse_hosts(expr, field));
 }
 
 int cmd_query(const QueryArgs &q) {

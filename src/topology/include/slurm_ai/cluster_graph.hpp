@@ -25,11 +25,11 @@ namespace slurm_ai {
 // Latencies used for paths (microseconds). Defaults are typical published figures; the
 // placement engine's fitted constants may replace them.
 struct LatencyModel {
-    double nic_us = 1.0;          // one NIC crossing (send or receive side)
-    double switch_us = 0.13;      // one switch traversal
-    double nvlink_us = 1.0;       // GPU to GPU over NVLink or NVSwitch
-    double pcie_us = 2.0;         // GPU to GPU or NIC under one PCIe switch / host bridge
-    double inter_socket_us = 3.0; // extra for crossing sockets
+    double nic_us = 1.0;           // one NIC crossing (send or receive side)
+    double switch_us = 0.13;       // one switch traversal
+    double nvlink_us = 1.0;        // GPU to GPU over NVLink or NVSwitch
+    double pcie_us = 2.0;          // GPU to GPU or NIC under one PCIe switch / host bridge
+    double inter_socket_us = 3.0;  // extra for crossing sockets
 };
 
 struct PathMetrics {
@@ -47,7 +47,7 @@ struct GpuRef {
 };
 
 struct Subtree {
-    int switch_node = -1;    // index into Fabric::nodes of the subtree's root switch
+    int switch_node = -1;  // index into Fabric::nodes of the subtree's root switch
     int level = 0;
     int free_hosts = 0;      // free hosts in the subtree
     std::vector<int> hosts;  // the n hosts chosen (host indexes), fewest leaves first
@@ -56,20 +56,19 @@ struct Subtree {
 // The fabric cut that limits traffic among a set of hosts the most: either one host's
 // link, or the uplinks of a switch's subtree.
 struct Bottleneck {
-    std::string where;            // "link of HOST" or "uplinks of SWITCH"
-    int switch_node = -1;         // the switch whose uplinks these are, or -1 for a host link
-    double bandwidth_gbs = 0;     // capacity of the cut, GB/s per direction
-    int hosts_below = 0;          // hosts of the set on the inner side of the cut
-    int hosts_above = 0;          // hosts of the set on the other side
-    double per_host_gbs = 0;      // bandwidth_gbs / min(hosts_below, hosts_above)
+    std::string where;         // "link of HOST" or "uplinks of SWITCH"
+    int switch_node = -1;      // the switch whose uplinks these are, or -1 for a host link
+    double bandwidth_gbs = 0;  // capacity of the cut, GB/s per direction
+    int hosts_below = 0;       // hosts of the set on the inner side of the cut
+    int hosts_above = 0;       // hosts of the set on the other side
+    double per_host_gbs = 0;   // bandwidth_gbs / min(hosts_below, hosts_above)
 };
 
 class ClusterGraph {
-public:
+  public:
     // hosts: the fabric's hosts. Each host's node topology is nodes[name] when given,
     // else default_node (when given), else a host without GPUs or NICs.
-    static Parsed<ClusterGraph> build(Fabric fabric,
-                                      std::map<std::string, NodeTopology> nodes = {},
+    static Parsed<ClusterGraph> build(Fabric fabric, std::map<std::string, NodeTopology> nodes = {},
                                       std::optional<NodeTopology> default_node = {},
                                       LatencyModel latency = {});
 
@@ -113,10 +112,13 @@ public:
     // Switches in fabric order.
     std::vector<int> switch_nodes() const;
 
+    // Host indexes of a Slurm hostlist; an error names `field` and the first unknown host.
+    Parsed<std::vector<int>> parse_hosts(std::string_view hostlist, std::string_view field) const;
+
     // Parses "host" or "host:gpuN" / "host:N" into a GpuRef (gpu -1 for a bare host).
     Parsed<GpuRef> parse_endpoint(std::string_view text) const;
 
-private:
+  private:
     struct Impl;
     explicit ClusterGraph(std::unique_ptr<Impl> impl);
     std::unique_ptr<Impl> impl_;
