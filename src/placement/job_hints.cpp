@@ -12,8 +12,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/text_scan.hpp"
+
 namespace slurm_ai {
 namespace {
+
+using text::lower;
+using text::trim;
 
 constexpr std::array<HintOption, 6> kOptions{{
     {"ai-comm", "PATTERN[:key=value,...]",
@@ -73,14 +78,6 @@ constexpr std::array<PatternDef, 6> kPatterns{{
     {"none", CommPattern::kNone, "no keys", false, false, {}},
 }};
 
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
-}
-
 std::vector<std::string_view> split(std::string_view s, char sep) {
     std::vector<std::string_view> out;
     for (;;) {
@@ -90,13 +87,6 @@ std::vector<std::string_view> split(std::string_view s, char sep) {
             return out;
         s.remove_prefix(pos + 1);
     }
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
 }
 
 InputError error(std::string_view field, std::string_view value, std::string expected) {

@@ -6,25 +6,14 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "slurm_ai/text_scan.hpp"
 #include "slurm_ai/topology_file.hpp"
 
 namespace slurm_ai {
 namespace {
 
-std::string lower(std::string_view s) {
-    std::string out(s);
-    std::transform(out.begin(), out.end(), out.begin(),
-                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-    return out;
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
-        s.remove_prefix(1);
-    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
-        s.remove_suffix(1);
-    return s;
-}
+using text::lower;
+using text::trim;
 
 struct Line {
     std::string source;
@@ -78,14 +67,9 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     c.source = std::string(source);
     c.cluster.fabric = std::string(default_fabric);
     const std::string base = std::filesystem::path(std::string(source)).parent_path().string();
-    int number = 0;
-    std::size_t pos = 0;
-    while (pos <= text.size()) {
-        auto end = text.find('\n', pos);
-        std::string_view raw =
-            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-        pos = end == std::string_view::npos ? text.size() + 1 : end + 1;
-        ++number;
+    text::LineReader lines(text);
+    for (std::string_view raw; lines.next(raw);) {
+        const int number = lines.number();
         if (auto hash = raw.find('#'); hash != std::string_view::npos)
             raw = raw.substr(0, hash);
         raw = trim(raw);

@@ -8,6 +8,7 @@
 
 #include "slurm_ai/fabric.hpp"
 #include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -41,15 +42,9 @@ Parsed<std::string> parse_guid(std::string_view text, std::string_view field) {
 Parsed<GuidMap> parse_guid_map(std::string_view text, std::string_view source) {
     GuidMap map;
     std::map<std::string, int> first_line;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos)
-            end = text.size();
-        std::string_view line = text.substr(pos, end - pos);
-        pos = end + 1;
-        ++line_no;
+    text::LineReader lines(text);
+    for (std::string_view line; lines.next(line);) {
+        const int line_no = lines.number();
 
         auto fail = [&](std::string field, std::string_view value, std::string expected) {
             return InputError{std::move(field), std::string(value), std::move(expected),

@@ -15,9 +15,12 @@
 
 #include "slurm_ai/fabric.hpp"
 #include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {
+
+using text::lower;
 
 // Slurm refuses longer switch names (HOST_NAME_MAX).
 constexpr std::size_t kSwitchNameMax = 64;
@@ -41,15 +44,9 @@ std::vector<LogicalLine> logical_lines(std::string_view text) {
     std::vector<LogicalLine> out;
     std::string pending;
     int pending_line = 0;
-    int line_no = 0;
-    std::size_t pos = 0;
-    while (pos < text.size()) {
-        std::size_t end = text.find('\n', pos);
-        if (end == std::string_view::npos)
-            end = text.size();
-        std::string_view raw = text.substr(pos, end - pos);
-        pos = end + 1;
-        ++line_no;
+    text::LineReader lines(text);
+    for (std::string_view raw; lines.next(raw);) {
+        const int line_no = lines.number();
 
         std::size_t backslashes = 0;
         std::size_t cut = raw.size();
@@ -91,15 +88,6 @@ std::vector<LogicalLine> logical_lines(std::string_view text) {
             unescaped += l.text[i];
         }
         l.text = std::move(unescaped);
-    }
-    return out;
-}
-
-std::string lower(std::string_view s) {
-    std::string out(s);
-    for (char &c : out) {
-        if (c >= 'A' && c <= 'Z')
-            c = static_cast<char>(c - 'A' + 'a');
     }
     return out;
 }

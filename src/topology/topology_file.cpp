@@ -1,5 +1,7 @@
 #include "slurm_ai/topology_file.hpp"
 
+#include "slurm_ai/text_scan.hpp"
+
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -61,30 +63,17 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
     if (x.starts_with("<system"))
         return TopologyFileKind::kNcclXml;
 
-    std::size_t pos = 0;
-    int line = 0;
-    while (pos < text.size()) {
-        auto end = text.find('\n', pos);
-        auto l =
-            text.substr(pos, end == std::string_view::npos ? std::string_view::npos : end - pos);
-        pos = end == std::string_view::npos ? text.size() : end + 1;
-        ++line;
+    // Text formats: the first line that is not blank or a comment.
+    text::LineReader lines(text);
+    for (std::string_view l; lines.next(l);) {
+        const int line = lines.number();
         auto first = l.find_first_not_of(" \t\r");
         if (first == std::string_view::npos)
             continue;
         l.remove_prefix(first);
         if (l.starts_with('#'))
             continue;
-        if (l.starts_with("<?xml") || l.starts_with("<!DOCTYPE") || l.starts_with("<!--"))
-            continue;
-        if (l.starts_with("<topology"))
-            return TopologyFileKind::kHwlocXml;
-        if (l.starts_with("<system"))
-            return TopologyFileKind::kNcclXml;
-        auto lower = std::string(l.substr(0, 11));
-        for (auto &c : lower)
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (lower.starts_with("switchname="))
+        if (text::lower(l.substr(0, 11)) == "switchname=")
             return TopologyFileKind::kTopologyConf;
         if (l.starts_with("vendid=") || l.starts_with("Switch") || l.starts_with("Ca") ||
             l.starts_with("Hca") || l.starts_with("caguid=") || l.starts_with("switchguid="))

@@ -14,9 +14,11 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/text_scan.hpp"
 #include "slurm_ai/topology_file.hpp"
 
 using nlohmann::json;
+namespace text = slurm_ai::text;
 
 namespace {
 
@@ -28,20 +30,12 @@ std::string state_dir_from_slurm_conf() {
     auto text = slurm_ai::read_text_file(path, 16u << 20);
     if (!text)
         return {};
-    std::size_t pos = 0;
-    const std::string &t = text.value();
-    while (pos < t.size()) {
-        auto end = t.find('\n', pos);
-        std::string line = t.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
-        pos = end == std::string::npos ? t.size() : end + 1;
-        auto first = line.find_first_not_of(" \t");
-        if (first == std::string::npos)
+    text::LineReader lines(text.value());
+    for (std::string_view raw; lines.next(raw);) {
+        std::string line(text::trim(raw));
+        if (line.empty())
             continue;
-        line = line.substr(first);
-        std::string key = line.substr(0, 18);
-        for (auto &c : key)
-            c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-        if (key == "statesavelocation=") {
+        if (text::lower(line.substr(0, 18)) == "statesavelocation=") {
             auto value = line.substr(18);
             auto hash = value.find('#');
             value = value.substr(0, hash);

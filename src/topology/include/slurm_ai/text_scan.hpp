@@ -1,0 +1,55 @@
+// Scanning the suite's plain-text inputs (topology.conf, GUID maps, ai_select.conf,
+// option values): lines with their numbers, and the trimming and case folding every
+// Key=Value parser needs. Header-only; no allocation except lower().
+#pragma once
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+#include <string_view>
+
+namespace slurm_ai::text {
+
+inline std::string_view trim(std::string_view s) {
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front())))
+        s.remove_prefix(1);
+    while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back())))
+        s.remove_suffix(1);
+    return s;
+}
+
+inline std::string lower(std::string_view s) {
+    std::string out(s);
+    std::transform(out.begin(), out.end(), out.begin(),
+                   [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return out;
+}
+
+// The lines of a text without their '\n', numbered from 1, so that a parser can return
+// an error naming the line from inside its loop:
+//   LineReader lines(text);
+//   for (std::string_view line; lines.next(line);) { ... lines.number() ... }
+// A last line without '\n' is read; an empty text has no lines.
+class LineReader {
+  public:
+    explicit LineReader(std::string_view text) : text_(text) {}
+    bool next(std::string_view &line) {
+        if (pos_ >= text_.size())
+            return false;
+        auto end = text_.find('\n', pos_);
+        if (end == std::string_view::npos)
+            end = text_.size();
+        line = text_.substr(pos_, end - pos_);
+        pos_ = end + 1;
+        ++number_;
+        return true;
+    }
+    int number() const { return number_; }
+
+  private:
+    std::string_view text_;
+    std::size_t pos_ = 0;
+    int number_ = 0;
+};
+
+}  // namespace slurm_ai::text
