@@ -19,6 +19,10 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
         }
         by_host_[it->second].push_back(r);
     }
+    even_ = by_host_.empty() ? 0 : static_cast<int>(by_host_.front().size());
+    for (const auto &h : by_host_)
+        if (static_cast<int>(h.size()) != even_)
+            even_ = 0;
     // A host's NIC capacity for the job: one host link per distinct NIC its GPUs use.
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
         int h = hosts_[i];

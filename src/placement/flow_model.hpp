@@ -33,6 +33,9 @@ class FlowModel {
     // Hosts in rank order and the ranks on each (contiguous in a well-formed placement).
     const std::vector<int> &hosts() const { return hosts_; }
     const std::vector<std::vector<int>> &ranks_by_host() const { return by_host_; }
+    // The number of ranks every host has, or 0 when hosts differ (hierarchical and tree
+    // algorithms need it even).
+    int ranks_per_host() const { return even_; }
 
     // Each flow's alpha + bytes / rate when all of them run at once.
     std::vector<double> flow_times(std::span<const Flow> flows) const;
@@ -56,6 +59,7 @@ class FlowModel {
     const ClusterState *state_;
     std::vector<int> hosts_;
     std::vector<std::vector<int>> by_host_;
+    int even_ = 0;
     std::unordered_map<int, double> nic_gbs_;  // host -> capacity
     std::unordered_map<const NodeTopology *, std::vector<int>> pairing_;
 };

@@ -1,4 +1,5 @@
 #include <algorithm>
+#include <numeric>
 #include <string>
 
 #include "collectives.hpp"
@@ -22,11 +23,10 @@ double ring_allreduce_s(const FlowModel &m, const std::vector<std::vector<int>> 
 
 double hierarchical_allreduce_s(const FlowModel &m, double bytes,
                                 std::vector<std::pair<std::string, double>> *terms) {
+    if (m.ranks_per_host() == 0)
+        return -1;
     const auto &by_host = m.ranks_by_host();
-    std::size_t g = by_host.front().size(), n = by_host.size();
-    for (const auto &h : by_host)
-        if (h.size() != g)
-            return -1;
+    const std::size_t g = static_cast<std::size_t>(m.ranks_per_host()), n = by_host.size();
     // Inside every host at once: reduce-scatter and all-gather of bytes.
     double intra = ring_allreduce_s(m, by_host, bytes);
     // Across hosts: ring k links the k-th rank of every host and carries bytes / g.
@@ -53,10 +53,9 @@ CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo) 
     };
     if (m.ranks() < 2)
         return CommEstimate{0, "none", {}};
+    std::vector<int> ring(m.ranks());  // the flat ring: every rank, in rank order
+    std::iota(ring.begin(), ring.end(), 0);
     if (algo.empty() || algo == "ring") {
-        std::vector<int> ring(m.ranks());
-        for (int r = 0; r < m.ranks(); ++r)
-            ring[r] = r;
         double s = ring_allreduce_s(m, {ring}, bytes);
         consider("ring", s, {{"ring", s}});
     }
@@ -69,9 +68,6 @@ CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo) 
         consider("tree", tree_allreduce_s(m, bytes, &t), t);
     }
     if (best.seconds < 0) {  // uneven hosts and a named algorithm that needs them even
-        std::vector<int> ring(m.ranks());
-        for (int r = 0; r < m.ranks(); ++r)
-            ring[r] = r;
         double s = ring_allreduce_s(m, {ring}, bytes);
         best = CommEstimate{s, "ring", {{"ring (uneven hosts)", s}}};
     }

@@ -9,11 +9,10 @@ namespace slurm_ai::detail {
 // latency and one pass of half the data over the busiest link.
 double tree_allreduce_s(const FlowModel &m, double bytes,
                         std::vector<std::pair<std::string, double>> *terms) {
+    if (m.ranks_per_host() == 0)
+        return -1;
     const auto &by_host = m.ranks_by_host();
-    std::size_t g = by_host.front().size(), n = by_host.size();
-    for (const auto &h : by_host)
-        if (h.size() != g)
-            return -1;
+    const std::size_t g = static_cast<std::size_t>(m.ranks_per_host()), n = by_host.size();
     double intra = ring_allreduce_s(m, by_host, bytes);
     double inter = 0;
     if (n > 1) {

@@ -2,14 +2,10 @@
 
 #include <chrono>
 #include <map>
-#include <span>
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "slurm_ai/c_boundary.hpp"
-#include "slurm_ai/job_hints.hpp"
 #include "slurm_ai/select_service.hpp"
 
 namespace {
@@ -144,21 +140,5 @@ extern "C" int ai_select_state_restore(const char *dir, char *err, size_t errlen
             return -1;
         }
         return 0;
-    });
-}
-
-extern "C" int ai_select_read_hints(const char *const *env, uint32_t env_size, char *summary,
-                                    size_t summary_len, char *err, size_t errlen) {
-    return guarded(err, errlen, [&] {
-        std::span<const char *const> e =
-            env ? std::span<const char *const>(env, env_size) : std::span<const char *const>();
-        auto read = slurm_ai::hints_from_spank_env(e);
-        nlohmann::json j = read.hints;
-        copy_message(summary, summary_len, j.dump());
-        if (!read.errors.empty()) {
-            copy_message(err, errlen, read.errors.front().message());
-            return -1;
-        }
-        return read.hints.empty() ? 0 : 1;
     });
 }

@@ -58,10 +58,6 @@ void ai_select_note_failure(const char *node);
 int ai_select_state_save(const char *dir, char *err, size_t errlen);
 int ai_select_state_restore(const char *dir, char *err, size_t errlen);
 
-/* Reads a job's hints only (for logging); 1 with hints, 0 none, -1 invalid. */
-int ai_select_read_hints(const char *const *env, uint32_t env_size, char *summary,
-                         size_t summary_len, char *err, size_t errlen);
-
 #ifdef __cplusplus
 }
 #endif

@@ -10,20 +10,9 @@ using namespace slurm_ai::test;
 namespace {
 
 JobDemand demand(CommPattern p, std::uint64_t bytes, std::uint32_t gpus, std::uint32_t nodes) {
-    JobHints hints;
-    hints.comm = CommSpec{};
-    hints.comm->pattern = p;
-    hints.comm->bytes = bytes;
-    return make_demand(JobRequest{nodes, nodes, gpus / nodes, gpus, 1}, hints);
-}
-
-Placement hosts_only(const ClusterGraph &g, std::initializer_list<const char *> names) {
-    Placement p;
-    for (auto *n : names) {
-        p.hosts.push_back(host(g, n));
-        p.gpus.emplace_back();
-    }
-    return p;
+    CommSpec c;
+    c.bytes = bytes;
+    return pattern_demand(p, nodes, gpus, c);
 }
 
 }  // namespace

@@ -9,7 +9,9 @@
 #include "slurm_ai/cluster_graph.hpp"
 #include "slurm_ai/cluster_state.hpp"
 #include "slurm_ai/fabric.hpp"
+#include "slurm_ai/job_demand.hpp"
 #include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/placement.hpp"
 
 namespace slurm_ai::test {
 
@@ -54,6 +56,26 @@ inline void occupy(ClusterState &s, const ClusterGraph &g,
         s.free_gpus[h] = 0;
         s.usable[h] = 0;
     }
+}
+
+// A placement of whole hosts (one rank each), in the given order.
+inline Placement hosts_only(const ClusterGraph &g, std::initializer_list<const char *> names) {
+    Placement p;
+    for (auto *n : names) {
+        p.hosts.push_back(host(g, n));
+        p.gpus.emplace_back();
+    }
+    return p;
+}
+
+// A job of `nodes` nodes and `gpus` GPUs that communicates as `pattern`; the fields of
+// `comm` other than the pattern stay as given (0: the default).
+inline JobDemand pattern_demand(CommPattern pattern, std::uint32_t nodes, std::uint32_t gpus = 0,
+                                CommSpec comm = {}) {
+    JobHints hints;
+    comm.pattern = pattern;
+    hints.comm = comm;
+    return make_demand(JobRequest{nodes, nodes, gpus / nodes, gpus, 1}, hints);
 }
 
 }  // namespace slurm_ai::test
