@@ -196,13 +196,18 @@ static char *_allocated_gpus(job_record_t *job_ptr) {
 
 /*
  * Nodes that went DOWN since the last look count as failures in the risk model's history
- * (kept across restarts by state_save). Looked at on every job test, which is frequent
- * enough and costs one pass over the node table.
+ * (kept across restarts by state_save). Looked at from the job tests, once per change of
+ * any node's state (slurmctld's last_node_update).
  */
 static void _note_down_nodes(void) {
     static bitstr_t *was_down;
+    static time_t looked_at;
     node_record_t *node_ptr;
 
+    /* Node states change far less often than jobs are tested. */
+    if (was_down && looked_at == last_node_update)
+        return;
+    looked_at = last_node_update;
     if (!was_down || bit_size(was_down) != node_record_count) {
         FREE_NULL_BITMAP(was_down);
         was_down = bit_alloc(node_record_count);
@@ -318,9 +323,11 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
     memset(out, 0, sizeof(*out));
     out->nodes = xcalloc(node_record_count + 1, sizeof(int));
     out->widen = xcalloc(node_record_count + 1, sizeof(int));
+    /* Only candidates are looked at: the rest stay unusable and cost nothing. */
     for (int i = 0; (node_ptr = next_node(&i)); i++) {
-        view[node_ptr->index].usable =
-            bit_test(bitmap, node_ptr->index) && _has_room(node_ptr, cpus, mem) ? 1 : 0;
+        if (!bit_test(bitmap, node_ptr->index) || !_has_room(node_ptr, cpus, mem))
+            continue;
+        view[node_ptr->index].usable = 1;
         view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
         view[node_ptr->index].weight = node_ptr->weight;
     }
