@@ -26,16 +26,23 @@ mark=$(wc -l <"$MINICLUSTER_DIR/log/slurmctld.log")
 # Stop slurmctld (it saves its state on the way out), corrupt the file, start it again.
 pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
 kill -TERM "$pid"
-for _ in $(seq 120); do
+for _ in $(seq 240); do
     [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || break
     sleep 0.25
 done
+[ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
+    fail "slurmctld $pid did not stop within 60 s"
 echo '{"version": 1, "failures": {' >"$statefile"
 "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart2.log" 2>&1 ||
     fail "slurmctld did not start: $(tail -n 20 "$WORK/restart2.log")"
 scontrol ping | grep -q UP || fail "slurmctld did not start with a corrupt state file"
+for _ in $(seq 40); do
+    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q 'ai_select_state.json: corrupt' && break
+    sleep 0.5
+done
 tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q 'ai_select_state.json: corrupt' ||
-    fail "the corrupt state file was not reported"
+    fail "the corrupt state file was not reported: $(grep -c . "$statefile") line(s) now in it"
+
 id3=$(sbatch --parsable -N2 -o /dev/null --wrap=true)
 wait_job_gone "$id3"
 expect_eq "a job after the clean start" COMPLETED "$(job_end_state "$id3")"
