@@ -2,6 +2,8 @@
 # cluster.setup); MINICLUSTER_DIR names it. Helpers fail the test with a message that
 # says what was expected and what was seen.
 set -euo pipefail
+# With pipefail, `producer | grep -q` fails when grep exits early and the producer gets
+# SIGPIPE: read long outputs with `grep -c ... >/dev/null`, which reads them whole.
 
 : "${MINICLUSTER_DIR:?MINICLUSTER_DIR must name a running mini-cluster}"
 # shellcheck disable=SC1091

@@ -10,10 +10,10 @@ printf 'Policy=engine\nColour=red\n' >"$conf"
 mark=$(wc -l <"$MINICLUSTER_DIR/log/slurmctld.log")
 scontrol reconfigure
 for _ in $(seq 20); do
-    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q 'ai_select.conf:2: Colour' && break
+    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c 'ai_select.conf:2: Colour' >/dev/null && break
     sleep 0.5
 done
-tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q "ai_select.conf:2: Colour='red'" ||
+tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c "ai_select.conf:2: Colour='red'" >/dev/null ||
     fail "slurmctld.log does not name line 2 and the key Colour"
 id=$(sbatch --parsable -N2 --ai-comm=allreduce -o /dev/null --wrap='sleep 1')
 wait_job_gone "$id"

@@ -37,10 +37,10 @@ echo '{"version": 1, "failures": {' >"$statefile"
     fail "slurmctld did not start: $(tail -n 20 "$WORK/restart2.log")"
 scontrol ping | grep -q UP || fail "slurmctld did not start with a corrupt state file"
 for _ in $(seq 40); do
-    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q 'ai_select_state.json: corrupt' && break
+    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c 'ai_select_state.json: corrupt' >/dev/null && break
     sleep 0.5
 done
-tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -q 'ai_select_state.json: corrupt' ||
+tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c 'ai_select_state.json: corrupt' >/dev/null ||
     fail "the corrupt state file was not reported: $(grep -c . "$statefile") line(s) now in it"
 
 id3=$(sbatch --parsable -N2 -o /dev/null --wrap=true)
