@@ -1,23 +1,14 @@
 #include "gpu_select.hpp"
 
+#include "slurm_ai/placement.hpp"
+
 #include <algorithm>
 #include <bit>
 #include <set>
 
-namespace slurm_ai::detail {
-namespace {
+namespace slurm_ai {
 
-double average_bandwidth(const NodeTopology &t, const std::vector<int> &gpus) {
-    if (gpus.size() < 2)
-        return 0;
-    double sum = 0;
-    for (std::size_t i = 0; i < gpus.size(); ++i)
-        for (std::size_t j = i + 1; j < gpus.size(); ++j)
-            sum += t.bandwidth(gpus[i], gpus[j]);
-    return sum / (gpus.size() * (gpus.size() - 1) / 2.0);
-}
-
-std::vector<int> ring_order(const NodeTopology &t, std::vector<int> gpus) {
+std::vector<int> gpu_ring_order(const NodeTopology &t, std::vector<int> gpus) {
     if (gpus.size() < 3)
         return gpus;
     std::vector<int> out{gpus.front()};
@@ -32,6 +23,21 @@ std::vector<int> ring_order(const NodeTopology &t, std::vector<int> gpus) {
         gpus.erase(next);
     }
     return out;
+}
+
+}  // namespace slurm_ai
+
+namespace slurm_ai::detail {
+namespace {
+
+double average_bandwidth(const NodeTopology &t, const std::vector<int> &gpus) {
+    if (gpus.size() < 2)
+        return 0;
+    double sum = 0;
+    for (std::size_t i = 0; i < gpus.size(); ++i)
+        for (std::size_t j = i + 1; j < gpus.size(); ++j)
+            sum += t.bandwidth(gpus[i], gpus[j]);
+    return sum / (gpus.size() * (gpus.size() - 1) / 2.0);
 }
 
 struct Score {
@@ -71,7 +77,7 @@ std::vector<int> best_linked_gpus(const NodeTopology &t, GpuMask free, int k, bo
     if (k <= 0 || n < k)
         return {};
     if (n == k)
-        return ring_order(t, avail);
+        return gpu_ring_order(t, avail);
     auto pairing = multi_host && !t.nics.empty() ? t.gpu_nic_pairing() : std::vector<int>{};
 
     auto score = [&](const std::vector<int> &chosen) {
@@ -135,7 +141,7 @@ std::vector<int> best_linked_gpus(const NodeTopology &t, GpuMask free, int k, bo
         }
     }
     std::sort(best.begin(), best.end());
-    return ring_order(t, best);
+    return gpu_ring_order(t, best);
 }
 
 }  // namespace slurm_ai::detail

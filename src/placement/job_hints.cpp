@@ -26,9 +26,11 @@ constexpr std::array<HintOption, 6> kOptions{{
      "hierarchical|auto], pipeline[:stages=N,bytes=SIZE,microbatches=N], "
      "tp[:size=N,bytes=SIZE], moe[:experts=N,bytes=SIZE], ps[:servers=N,bytes=SIZE], none"},
     {"ai-dag", "FILE", "[ai] Task DAG of the job (JSON, absolute path) for placement"},
-    {"ai-elastic", "MIN:MAX", "[ai] Run elastically on MIN to MAX nodes"},
-    {"ai-gang", "NAME:SIZE[:TIMEOUT]",
-     "[ai] Start together with the other SIZE-1 jobs of gang NAME, or not at all"},
+    {"ai-elastic", "MIN:MAX[:signal=SIG]",
+     "[ai] Run elastically on MIN to MAX nodes; SIG tells the job of every resize"},
+    {"ai-gang", "NAME:SIZE[:TIMEOUT][:onfail=kill|keep]",
+     "[ai] Start together with the other SIZE-1 jobs of gang NAME, or not at all; "
+     "when one fails, end the others (kill, default) or keep them"},
     {"ai-checkpoint", "DIR[,signal=SIG@SECS][,keep=N]",
      "[ai] Checkpoint directory; signal SIG SECS before the time limit; keep N checkpoints"},
     {"ai-locality", "hard|soft[:WAIT]",
@@ -288,8 +290,9 @@ Parsed<std::string> parse_dag_path(std::string_view text) {
 
 Parsed<ElasticSpec> parse_elastic(std::string_view text) {
     auto parts = split(trim(text), ':');
-    if (parts.size() != 2)
-        return error("--ai-elastic", text, "MIN:MAX, two node counts with MIN <= MAX");
+    if (parts.size() != 2 && parts.size() != 3)
+        return error("--ai-elastic", text,
+                     "MIN:MAX[:signal=SIG], two node counts with MIN <= MAX");
     auto lo = parse_count("--ai-elastic MIN", parts[0], 1, 100000);
     if (!lo)
         return lo.error();
@@ -298,13 +301,30 @@ Parsed<ElasticSpec> parse_elastic(std::string_view text) {
         return hi.error();
     if (lo.value() > hi.value())
         return error("--ai-elastic", text, "MIN <= MAX");
-    return ElasticSpec{lo.value(), hi.value()};
+    ElasticSpec e{lo.value(), hi.value(), 0};
+    if (parts.size() == 3) {
+        auto item = trim(parts[2]);
+        auto eq = item.find('=');
+        if (eq == std::string_view::npos || lower(trim(item.substr(0, eq))) != "signal")
+            return error("--ai-elastic", item, "signal=SIG after MIN:MAX");
+        auto sig = parse_signal("--ai-elastic signal", item.substr(eq + 1));
+        if (!sig)
+            return sig.error();
+        e.signal = sig.value();
+    }
+    return e;
 }
 
 Parsed<GangSpec> parse_gang(std::string_view text) {
     auto parts = split(trim(text), ':');
+    // The failure policy may follow SIZE or TIMEOUT: NAME:SIZE:onfail=keep is accepted.
+    std::optional<std::string_view> onfail;
+    if (parts.size() >= 3 && trim(parts.back()).find('=') != std::string_view::npos) {
+        onfail = trim(parts.back());
+        parts.pop_back();
+    }
     if (parts.size() < 2 || parts.size() > 3)
-        return error("--ai-gang", text, "NAME:SIZE[:TIMEOUT]");
+        return error("--ai-gang", text, "NAME:SIZE[:TIMEOUT][:onfail=kill|keep]");
     GangSpec g;
     g.name = std::string(trim(parts[0]));
     bool name_ok = !g.name.empty() && g.name.size() <= 64 &&
@@ -323,6 +343,16 @@ Parsed<GangSpec> parse_gang(std::string_view text) {
         if (!timeout)
             return timeout.error();
         g.timeout_s = timeout.value();
+    }
+    if (onfail) {
+        auto eq = onfail->find('=');
+        std::string key = lower(trim(onfail->substr(0, eq)));
+        std::string val = lower(trim(onfail->substr(eq + 1)));
+        if (key != "onfail")
+            return error("--ai-gang", *onfail, "onfail=kill or onfail=keep as the last part");
+        if (val != "kill" && val != "keep")
+            return error("--ai-gang onfail", onfail->substr(eq + 1), "kill or keep");
+        g.keep_on_failure = val == "keep";
     }
     return g;
 }
@@ -444,6 +474,14 @@ HintsFromEnv hints_from_spank_env(std::span<const char *const> env, std::string_
                 out.errors.push_back(std::move(*err));
         }
     }
+    const std::string dag_key = std::string(kDagEnvName) + "=";
+    for (const char *entry : env) {
+        std::string_view e(entry ? entry : "");
+        if (e.starts_with("SPANK_"))
+            e.remove_prefix(6);
+        if (e.starts_with(dag_key))
+            out.hints.dag = std::string(e.substr(dag_key.size()));
+    }
     return out;
 }
 
@@ -470,11 +508,17 @@ void to_json(nlohmann::json &j, const JobHints &h) {
     }
     if (h.dag_file)
         j["dag_file"] = *h.dag_file;
+    if (h.dag)
+        j["dag_compact_bytes"] = h.dag->size();
     if (h.elastic)
-        j["elastic"] = {{"min_nodes", h.elastic->min_nodes}, {"max_nodes", h.elastic->max_nodes}};
+        j["elastic"] = {{"min_nodes", h.elastic->min_nodes},
+                        {"max_nodes", h.elastic->max_nodes},
+                        {"signal", h.elastic->signal}};
     if (h.gang)
-        j["gang"] = {
-            {"name", h.gang->name}, {"size", h.gang->size}, {"timeout_s", h.gang->timeout_s}};
+        j["gang"] = {{"name", h.gang->name},
+                     {"size", h.gang->size},
+                     {"timeout_s", h.gang->timeout_s},
+                     {"onfail", h.gang->keep_on_failure ? "keep" : "kill"}};
     if (h.checkpoint)
         j["checkpoint"] = {{"dir", h.checkpoint->dir},
                            {"signal", h.checkpoint->signal},

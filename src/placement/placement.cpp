@@ -1,5 +1,7 @@
 #include "slurm_ai/placement.hpp"
 
+#include <algorithm>
+
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/hostlist.hpp"
@@ -24,6 +26,14 @@ std::vector<GpuRef> Placement::ranks() const {
                 out.push_back({hosts[i], g});
     }
     return out;
+}
+
+std::vector<int> ring_host_order(const ClusterGraph &graph, std::vector<int> hosts) {
+    std::stable_sort(hosts.begin(), hosts.end(), [&](int a, int b) {
+        int la = graph.host_leaf(a), lb = graph.host_leaf(b);
+        return la != lb ? la < lb : a < b;
+    });
+    return hosts;
 }
 
 std::string host_list(const ClusterGraph &graph, const Placement &p) {

@@ -135,11 +135,7 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
 
 Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked) {
     const ClusterGraph &g = c.engine.graph();
-    // Ring and pipeline neighbours on neighbouring links: group hosts by leaf switch.
-    std::stable_sort(hosts.begin(), hosts.end(), [&](int a, int b) {
-        int la = g.host_leaf(a), lb = g.host_leaf(b);
-        return la != lb ? la < lb : a < b;
-    });
+    hosts = ring_host_order(g, std::move(hosts));
     Placement p;
     p.hosts = hosts;
     p.gpus.assign(hosts.size(), {});

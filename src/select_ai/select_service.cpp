@@ -126,9 +126,16 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     }
     if (!hints.comm && l.config.default_comm && (multi_node || job.total_gpus > 1))
         hints.comm = l.config.default_comm;
+    std::optional<TaskDag> dag;
+    if (hints.dag) {
+        auto parsed = parse_task_dag(*hints.dag, kDagEnvName);
+        if (!parsed)
+            return fallback("invalid task DAG: " + parsed.error().message(), true);
+        dag = std::move(*parsed);
+    }
     JobDemand demand = make_demand(
         JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
-        hints);
+        hints, std::move(dag));
     demand.pending_s = job.pending_s;
 
     ClusterState state(l.graph);

@@ -39,18 +39,20 @@ struct CommSpec {
     bool operator==(const CommSpec &) const = default;
 };
 
-// --ai-elastic=MIN:MAX (nodes).
+// --ai-elastic=MIN:MAX[:signal=SIG] (nodes; SIG tells the job of every resize).
 struct ElasticSpec {
     std::uint32_t min_nodes = 0;
     std::uint32_t max_nodes = 0;
+    int signal = 0;  // 0: no signal, the job reads its resize file
     bool operator==(const ElasticSpec &) const = default;
 };
 
-// --ai-gang=NAME:SIZE[:TIMEOUT].
+// --ai-gang=NAME:SIZE[:TIMEOUT][:onfail=kill|keep].
 struct GangSpec {
     std::string name;
     std::uint32_t size = 0;
     std::uint32_t timeout_s = 0;  // 0: wait forever
+    bool keep_on_failure = false;  // onfail=keep: a failed member leaves the others running
     bool operator==(const GangSpec &) const = default;
 };
 
@@ -73,13 +75,14 @@ struct LocalitySpec {
 struct JobHints {
     std::optional<CommSpec> comm;
     std::optional<std::string> dag_file;
+    std::optional<std::string> dag;  // the DAG itself, compacted at submit (see kDagEnvName)
     std::optional<ElasticSpec> elastic;
     std::optional<GangSpec> gang;
     std::optional<CheckpointSpec> checkpoint;
     std::optional<LocalitySpec> locality;
 
     bool empty() const {
-        return !comm && !dag_file && !elastic && !gang && !checkpoint && !locality;
+        return !comm && !dag_file && !dag && !elastic && !gang && !checkpoint && !locality;
     }
     bool operator==(const JobHints &) const = default;
 };
@@ -114,6 +117,11 @@ struct HintsFromEnv {
 };
 HintsFromEnv hints_from_spank_env(std::span<const char *const> env,
                                   std::string_view plugin_name = "ai");
+
+// The SPANK plugin reads the --ai-dag file where the user submits (the file may not be
+// readable by slurmctld), checks it and puts its compact form (compact_task_dag) into the
+// job's SPANK environment under this name; slurmctld keeps it with the job.
+inline constexpr std::string_view kDagEnvName = "AI_DAG";
 
 // The environment variable name under which Slurm carries a SPANK option's value.
 std::string spank_option_env_name(std::string_view plugin_name, std::string_view option);

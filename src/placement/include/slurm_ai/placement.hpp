@@ -31,6 +31,16 @@ struct Placement {
     bool empty() const { return hosts.empty(); }
 };
 
+// The rank order of a set of hosts: grouped by leaf switch (ring and pipeline neighbours
+// on neighbouring links), graph order within a leaf. The engine lays out its placements
+// this way, and the SPANK plugin recomputes it on every node to number the ranks: both
+// must call this one function.
+std::vector<int> ring_host_order(const ClusterGraph &graph, std::vector<int> hosts);
+
+// The order in which a node's ranks use its GPUs: from the first, each next GPU the one
+// best linked to the previous (ties: lower index). Also used by the SPANK plugin.
+std::vector<int> gpu_ring_order(const NodeTopology &t, std::vector<int> gpus);
+
 // Host names compressed as a Slurm hostlist, and "n1:0,1 n2:2,3"-style GPU lists.
 std::string host_list(const ClusterGraph &graph, const Placement &p);
 std::string gpu_list(const ClusterGraph &graph, const Placement &p);

@@ -37,6 +37,9 @@ struct Gpu {
     std::vector<std::string> os_devices;  // "cuda0", "nvml0", "rsmi0", ...
     int numa_node = -1;                   // OS index of the nearest NUMA node, -1 unknown
     std::vector<int> cpus;                // OS indexes of the PUs near the GPU
+    std::vector<int> cores;               // the same place as core indexes, counted as Slurm
+                                          // counts them (hwloc's logical order: socket by
+                                          // socket); empty where the input has no cores
     double nvlink_gbs = 0;                // total NVLink bandwidth out of the GPU
 };
 
@@ -111,6 +114,10 @@ Parsed<NodeTopology> parse_nccl_topo(std::string_view xml, std::string_view sour
 
 // Either format, told apart by the root element (<topology> for hwloc, <system> for NCCL).
 Parsed<NodeTopology> load_node_topology(const std::string &path);
+
+// The topology as an NCCL topology file (for NCCL_TOPO_FILE). PIX and PXB both come out as
+// one PCIe switch; NUMA nodes, NVLink/NVSwitch links and GPU-NIC closeness are kept.
+std::string write_nccl_topo(const NodeTopology &t);
 
 void to_json(nlohmann::json &j, const NodeTopology &t);
 

@@ -7,6 +7,7 @@
 #include <cctype>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace slurm_ai::text {
 
@@ -23,6 +24,18 @@ inline std::string lower(std::string_view s) {
     std::transform(out.begin(), out.end(), out.begin(),
                    [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
     return out;
+}
+
+// The fields of "a,b,,c" split at sep, empty ones kept; an empty text has one empty field.
+inline std::vector<std::string_view> split(std::string_view s, char sep) {
+    std::vector<std::string_view> out;
+    for (std::size_t start = 0;;) {
+        auto end = s.find(sep, start);
+        out.push_back(s.substr(start, end == std::string_view::npos ? end : end - start));
+        if (end == std::string_view::npos)
+            return out;
+        start = end + 1;
+    }
 }
 
 // The lines of a text without their '\n', numbered from 1, so that a parser can return
