@@ -42,13 +42,20 @@ static size_t option_count;
 /* Where an option's value came from when it was an SBATCH_AI_-style variable. */
 static const char *from_env[AI_MAX_OPTIONS];
 static int step_ready;
+/* The last --ai-dag value taken (spank_option_getopt is not available in init_post_opt). */
+static char *dag_path;
 
 static int _check_option(int val, const char *optarg, int remote) {
     char err[AI_MSG];
 
     (void)remote;
-    if (ai_spank_option_check((size_t)val, optarg, err, sizeof(err)) == 0)
+    if (ai_spank_option_check((size_t)val, optarg, err, sizeof(err)) == 0) {
+        if (val >= 0 && (size_t)val < option_count && strcmp(options[val].name, "ai-dag") == 0) {
+            free(dag_path);
+            dag_path = optarg ? strdup(optarg) : NULL;
+        }
         return 0;
+    }
     if (val >= 0 && val < AI_MAX_OPTIONS && from_env[val])
         slurm_error("ai: %s (from %s)", err, from_env[val]);
     else
@@ -120,24 +127,17 @@ int slurm_spank_init(spank_t sp, int ac, char **av) {
     return 0;
 }
 
-static struct spank_option *_option_named(const char *name) {
-    for (size_t i = 0; i < option_count; i++)
-        if (strcmp(options[i].name, name) == 0)
-            return &options[i];
-    return NULL;
-}
-
 /*
  * Reads, checks and compacts the --ai-dag file of a new job. A step inside an existing
  * allocation inherits the option from the job's environment: its DAG was read at submit
  * time, and the file may be gone by now.
  */
 static int _compact_dag(spank_t sp) {
-    struct spank_option *opt = _option_named("ai-dag");
-    char *path = NULL, *compact = NULL, err[AI_MSG];
+    const char *path = dag_path;
+    char *compact = NULL, err[AI_MSG];
     spank_err_t rc;
 
-    if (!opt || spank_option_getopt(sp, opt, &path) != ESPANK_SUCCESS || !path)
+    if (!path)
         return 0;
     if (spank_context() == S_CTX_LOCAL && getenv("SLURM_JOB_ID"))
         return 0;

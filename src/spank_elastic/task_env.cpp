@@ -60,6 +60,9 @@ std::string join(const std::vector<std::string> &items, char sep) {
 
 // A NIC NCCL drives through verbs (InfiniBand or RoCE): the only kind NCCL_IB_HCA names.
 bool verbs_device(const Nic &nic) {
+    // Files that give no device name (only a PCI bus id) cannot say what to name.
+    if (nic.name.empty() || nic.name == nic.pci_busid)
+        return false;
     if (nic.kind == "ib")
         return true;
     for (std::string_view prefix : {"mlx4_", "mlx5_", "bnxt_re", "irdma", "qedr"})

@@ -63,8 +63,32 @@ std::string xml_escape(const std::string &s) {
     return out;
 }
 
-int links_for(double gbs) {
-    return std::max(1, static_cast<int>(std::lround(gbs / kDefaultNvlinkLinkGBs)));
+// NCCL counts NVLinks and takes their speed from the GPU generation ("sm"): per link
+// 20 GB/s for Pascal (sm 60), 25 for Volta to Hopper, 50 for Blackwell (sm 100). The
+// generation whose link speed divides all of a GPU's NVLink bandwidths is written out;
+// 25 GB/s needs no sm (the default when NCCL or parse_nccl_topo reads none).
+double link_rate(const NodeTopology &t, int gpu) {
+    auto divides = [&](double rate) {
+        for (int b = 0; b < static_cast<int>(t.gpus.size()); ++b)
+            if (b != gpu && t.path(gpu, b) == PathType::kNVLink) {
+                double n = t.bandwidth(gpu, b) / rate;
+                if (std::fabs(n - std::round(n)) > 1e-6)
+                    return false;
+            }
+        return true;
+    };
+    for (double rate : {kDefaultNvlinkLinkGBs, 20.0, 50.0})
+        if (divides(rate))
+            return rate;
+    return kDefaultNvlinkLinkGBs;
+}
+
+const char *sm_for(double rate) {
+    return rate == 20.0 ? " sm=\"60\"" : rate == 50.0 ? " sm=\"100\"" : "";
+}
+
+int links_for(double gbs, double rate) {
+    return std::max(1, static_cast<int>(std::lround(gbs / rate)));
 }
 
 }  // namespace
@@ -119,20 +143,22 @@ std::string write_nccl_topo(const NodeTopology &t) {
                     const Gpu &gpu = t.gpus[static_cast<std::size_t>(d)];
                     x += indent + "<pci busid=\"" + xml_escape(gpu.pci_busid) +
                          "\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\">\n";
-                    x += indent + "  <gpu dev=\"" + std::to_string(d) + "\">\n";
+                    const double rate = link_rate(t, d);
+                    x += indent + "  <gpu dev=\"" + std::to_string(d) + "\"" + sm_for(rate) +
+                         ">\n";
                     double to_switch = gpu.nvlink_gbs;
                     for (int b = 0; b < G; ++b) {
                         if (b == d || t.path(d, b) != PathType::kNVLink)
                             continue;
                         x += indent + "    <nvlink target=\"" +
                              xml_escape(t.gpus[static_cast<std::size_t>(b)].pci_busid) +
-                             "\" count=\"" + std::to_string(links_for(t.bandwidth(d, b))) +
+                             "\" count=\"" + std::to_string(links_for(t.bandwidth(d, b), rate)) +
                              "\" tclass=\"0x030200\"/>\n";
                         to_switch -= t.bandwidth(d, b);
                     }
-                    if (t.nvswitches > 0 && to_switch > kDefaultNvlinkLinkGBs / 2)
+                    if (t.nvswitches > 0 && to_switch > rate / 2)
                         x += indent + "    <nvlink target=\"fffffff:ffff:ff\" count=\"" +
-                             std::to_string(links_for(to_switch)) + "\" tclass=\"0x068000\"/>\n";
+                             std::to_string(links_for(to_switch, rate)) + "\" tclass=\"0x068000\"/>\n";
                     x += indent + "  </gpu>\n" + indent + "</pci>\n";
                 } else {
                     const Nic &nic = t.nics[static_cast<std::size_t>(d - G)];
