@@ -22,7 +22,8 @@ step "bringing up the mini-cluster in $dir"
 tools/minicluster down --dir "$dir" >/dev/null 2>&1 || true
 tools/minicluster up --dir "$dir" --plugin-dir "$plugins" --select select/ai_cons_tres \
     --spank "$plugins/spank_ai.so" --extra-conf DebugFlags=SelectType \
-    --ai-conf NodeTopology="$PWD/tests/inputs/minicluster-node.xml" --ai-conf Debug=yes
+    --ai-conf NodeTopology="$PWD/tests/inputs/minicluster-node.xml" \
+    --ai-conf NodeTopology="n[5-8]=$PWD/tests/inputs/minicluster-node-2nic.xml" --ai-conf Debug=yes
 # shellcheck disable=SC1091
 source "$dir/env"
 scontrol show config | grep -E '^(SelectType|PluginDir|PlugStackConfig) '
@@ -36,7 +37,8 @@ cat >"$job" <<'JOB'
 #SBATCH -N2 --ntasks-per-node=2 --gpus-per-node=2
 #SBATCH --ai-comm=allreduce:bytes=1G,algo=ring
 #SBATCH --ai-locality=soft:1m
-srun bash -c 'echo "rank $SLURM_PROCID on $SLURMD_NODENAME sees GPUs $CUDA_VISIBLE_DEVICES"'
+# Each task prints what the suite's SPANK plugin gave it.
+srun bash -c 'echo "RANK=$RANK LOCAL_RANK=$LOCAL_RANK NODE_RANK=$NODE_RANK WORLD_SIZE=$WORLD_SIZE on $SLURMD_NODENAME: MASTER=$MASTER_ADDR:$MASTER_PORT CUDA_VISIBLE_DEVICES=$CUDA_VISIBLE_DEVICES NCCL_IB_HCA=$NCCL_IB_HCA CPUs=$(sed -n "s/^Cpus_allowed_list:\s*//p" /proc/self/status)"' | sort
 JOB
 echo "+ sbatch $(grep '^#SBATCH' "$job" | sed 's/^#SBATCH //' | tr '\n' ' ')"
 id=$(sbatch --parsable --wait -o "$dir/demo-%j.out" "$job")
