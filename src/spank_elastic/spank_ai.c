@@ -214,7 +214,8 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
 }
 
 static const char *_task_getenv(void *ctx, const char *name) {
-    static char value[4096];
+    /* Node lists of large jobs can be long; a task calls this from one thread. */
+    static char value[1 << 16];
 
     if (spank_getenv((spank_t)ctx, name, value, sizeof(value)) != ESPANK_SUCCESS)
         return NULL;

@@ -81,6 +81,9 @@ Parsed<StepInfo> parse_step_info(std::uint32_t job_id, bool batch, std::string_v
     auto nodes = expand_hostlist(node_list, "SLURM_STEP_NODELIST");
     if (!nodes)
         return nodes.error();
+    if (nodes->empty())
+        return InputError{"SLURM_STEP_NODELIST", std::string(node_list), "at least one node", "",
+                          0};
     auto counts = expand_counts(tasks_per_node);
     if (!counts)
         return counts.error();

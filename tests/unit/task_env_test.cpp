@@ -108,7 +108,8 @@ TEST_CASE("step info: Slurm's node list and compressed task counts") {
     CHECK(s.nodes == std::vector<std::string>{"n1", "n2", "n3", "m7"});
     CHECK(s.tasks == std::vector<std::uint32_t>{2, 2, 1, 4});
     for (auto [nodes, tasks] : {std::pair{"n[1-3]", "2(x2)"}, std::pair{"n[1-2]", "2(x"},
-                                std::pair{"n[1-2]", "a,b"}, std::pair{"n[1-2", "1,1"}}) {
+                                std::pair{"n[1-2]", "a,b"}, std::pair{"n[1-2", "1,1"},
+                                std::pair{"", ""}}) {
         INFO(nodes << " " << tasks);
         CHECK_FALSE(parse_step_info(1, false, nodes, tasks).ok());
     }
