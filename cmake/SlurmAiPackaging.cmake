@@ -1,0 +1,122 @@
+# Where `cmake --install` puts the suite, and the Debian package `cpack` makes of it.
+#
+#   plugins        Slurm's PluginDir (SLURM_AI_PLUGIN_INSTALL_DIR), an absolute path: Slurm
+#                  loads plugins from there, wherever the rest goes
+#   tools          <prefix>/bin
+#   man pages      <prefix>/share/man/man1 (docs/man/*.1)
+#   examples       <prefix>/share/slurm-ai/slurm.conf.d (contrib/slurm.conf.d)
+#   documentation  <prefix>/share/doc/slurm-ai
+#
+# Stage with DESTDIR (`DESTDIR=/tmp/root cmake --install build`): --prefix moves the tools
+# but not the plugins. `cpack -G DEB` in the build directory (or the `package` target) makes
+# slurm-ai_<version>-1+slurm<slurm version>_<arch>.deb with prefix /usr. A select plugin
+# works only with the Slurm release it was built against, so the package depends on exactly
+# that version of slurm-wlm-basic-plugins: Debian's slurmctld, slurmd and slurm-client
+# each depend on the same exact version of it, so an upgrade of any of them without a
+# rebuilt slurm-ai is refused by apt.
+#
+# For the CMakeLists of the plugins and tools:
+#   slurm_ai_install_plugin(target)   into the PluginDir
+#   slurm_ai_install_tool(target)     into bin; a tool with a man page adds docs/man/<target>.1
+#   slurm_ai_install_script(file name)   a script into bin under `name`
+include(GNUInstallDirs)
+
+# Slurm's PluginDir: the directory that holds the installed select_cons_tres.so (the select
+# plugin forwards to it from the same directory), looked for where pkg-config's slurm
+# libdir points and where Debian, RPM and source installs put it.
+if(SLURM_AI_BUILD_PLUGINS)
+  set(_slurm_plugin_dirs /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm-wlm /usr/lib/slurm-wlm
+                         /usr/lib64/slurm /usr/lib/slurm /usr/local/lib/slurm)
+  find_package(PkgConfig QUIET)
+  if(PKG_CONFIG_FOUND)
+    pkg_get_variable(_slurm_pc_libdir slurm libdir)
+    if(_slurm_pc_libdir)
+      list(PREPEND _slurm_plugin_dirs ${_slurm_pc_libdir}/slurm-wlm ${_slurm_pc_libdir}/slurm)
+    endif()
+  endif()
+  find_path(SLURM_AI_SLURM_PLUGIN_DIR select_cons_tres.so PATHS ${_slurm_plugin_dirs}
+            NO_DEFAULT_PATH DOC "Directory of the installed Slurm's plugins")
+  set(_default_plugin_dir "${SLURM_AI_SLURM_PLUGIN_DIR}")
+  if(NOT _default_plugin_dir)
+    set(_default_plugin_dir "${CMAKE_INSTALL_FULL_LIBDIR}/slurm")
+    message(WARNING "No installed select_cons_tres.so found: plugins will install into "
+                    "${_default_plugin_dir}; set -DSLURM_AI_PLUGIN_INSTALL_DIR to Slurm's PluginDir")
+  endif()
+  # STRING, not PATH: CMake would silently make a relative PATH value absolute from the
+  # directory cmake runs in.
+  set(SLURM_AI_PLUGIN_INSTALL_DIR "${_default_plugin_dir}" CACHE STRING
+      "Where `cmake --install` puts the plugins: Slurm's PluginDir (absolute)")
+  if(NOT IS_ABSOLUTE "${SLURM_AI_PLUGIN_INSTALL_DIR}")
+    message(FATAL_ERROR "SLURM_AI_PLUGIN_INSTALL_DIR='${SLURM_AI_PLUGIN_INSTALL_DIR}': expected "
+                        "an absolute path (Slurm's PluginDir)")
+  endif()
+  message(STATUS "Plugins install into ${SLURM_AI_PLUGIN_INSTALL_DIR}")
+endif()
+
+set(SLURM_AI_DATA_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/slurm-ai)
+
+function(slurm_ai_install_plugin target)
+  install(TARGETS ${target} LIBRARY DESTINATION ${SLURM_AI_PLUGIN_INSTALL_DIR})
+endfunction()
+
+function(slurm_ai_install_tool target)
+  install(TARGETS ${target} RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})
+endfunction()
+
+function(slurm_ai_install_script file name)
+  install(PROGRAMS ${file} DESTINATION ${CMAKE_INSTALL_BINDIR} RENAME ${name})
+endfunction()
+
+# What belongs to no target: man pages, the example configuration, the docs.
+file(GLOB _slurm_ai_man_pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
+install(FILES ${_slurm_ai_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/slurm.conf.d DESTINATION ${SLURM_AI_DATA_INSTALL_DIR})
+file(GLOB _slurm_ai_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
+install(FILES ${_slurm_ai_docs} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/slurm-ai)
+
+# The package is described once every target exists and SlurmSource.cmake has said which
+# Slurm the plugins are for: at the end of the top-level CMakeLists.txt.
+function(_slurm_ai_package)
+  set(CPACK_GENERATOR DEB)
+  set(CPACK_PACKAGE_NAME slurm-ai)
+  set(CPACK_PACKAGE_VENDOR slurm-ai)
+  set(CPACK_PACKAGE_CONTACT "slurm-ai maintainers <root@localhost>" CACHE STRING
+      "Maintainer field of the .deb")
+  set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
+  string(CONCAT CPACK_PACKAGE_DESCRIPTION
+         "select/ai_cons_tres, a drop-in for cons_tres that places jobs by GPU, NVLink, PCIe, "
+         "NIC and InfiniBand topology; spank_ai.so with the --ai-* job options; ai-topo, "
+         "ai-place, ai-explain, ai-fit and ai-bench-placement; example configuration and man "
+         "pages.")
+  set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
+  set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
+  set(CPACK_STRIP_FILES ON)   # RelWithDebInfo's debug info would make the package 60 MB
+  set(CPACK_DEBIAN_PACKAGE_SECTION admin)
+  set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+  set(CPACK_DEBIAN_PACKAGE_SUGGESTS "hwloc, infiniband-diags, graphviz")
+  set(release 1)
+  if(SLURM_AI_BUILD_PLUGINS)
+    # Debian's full version (22.05.8-4+deb12u3), not only the upstream one that config.h
+    # has: the source tree tools/setup.sh configures is that exact package's.
+    execute_process(COMMAND dpkg-query -W -f=\${Version} slurm-wlm-basic-plugins
+                    OUTPUT_VARIABLE deb_version RESULT_VARIABLE rc ERROR_QUIET)
+    set(SLURM_AI_SLURM_DEB_VERSION "${deb_version}" CACHE STRING
+        "slurm-wlm-basic-plugins version the package depends on exactly")
+    if(NOT SLURM_AI_SLURM_DEB_VERSION)
+      message(WARNING "slurm-wlm-basic-plugins is not installed: the .deb will depend on "
+                      "Slurm ${SLURM_AI_SLURM_VERSION} by upstream version only")
+      set(CPACK_DEBIAN_PACKAGE_DEPENDS
+          "slurm-wlm-basic-plugins (>= ${SLURM_AI_SLURM_VERSION}), slurm-wlm-basic-plugins (<< ${SLURM_AI_SLURM_VERSION}.0~)")
+    elseif(NOT SLURM_AI_SLURM_DEB_VERSION MATCHES "^${SLURM_AI_SLURM_VERSION}-")
+      message(FATAL_ERROR "SLURM_AI_SLURM_DEB_VERSION=${SLURM_AI_SLURM_DEB_VERSION} is not a "
+                          "package of Slurm ${SLURM_AI_SLURM_VERSION}, which the plugins are built for")
+    else()
+      set(CPACK_DEBIAN_PACKAGE_DEPENDS
+          "slurm-wlm-basic-plugins (= ${SLURM_AI_SLURM_DEB_VERSION})")
+    endif()
+    set(release "1+slurm${SLURM_AI_SLURM_VERSION}")
+  endif()
+  set(CPACK_DEBIAN_PACKAGE_RELEASE ${release})
+  include(CPack)
+endfunction()
+cmake_language(DEFER DIRECTORY ${PROJECT_SOURCE_DIR} CALL _slurm_ai_package)

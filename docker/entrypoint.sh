@@ -1,0 +1,189 @@
+#!/usr/bin/env bash
+# The mini-cluster image's entrypoint: one controller container and compute containers
+# c1..cN (docker/compose.yaml) that share a munge key and /etc/slurm through volumes.
+#
+#   entrypoint.sh controller   make the munge key (first start), write the configuration
+#                              into /etc/slurm, run munged and slurmctld (foreground)
+#   entrypoint.sh compute      wait for the key and the configuration, create the
+#                              emulated GPUs, run munged and slurmd -N $(hostname)
+#   entrypoint.sh render       only write the configuration (build-image.sh check runs it
+#                              on the CI host)
+#   entrypoint.sh CMD ARGS...  anything else runs as a command (e.g. bash)
+#
+# The configuration is the one docs/admin-guide.md gives an admin: slurm.conf Includes the
+# installed /usr/share/slurm-ai/slurm.conf.d/ai-suite.conf, plugstack.conf includes
+# the installed plugstack.conf.d/ai.conf, ai_select.conf is the installed example plus the
+# nodes' topology, and `ai-topo gres-conf` writes gres.conf (with NVLink Links=) from that
+# topology. The daemon settings for containers without systemd or cgroups are those of
+# tools/minicluster: root daemons, proctrack/linuxproc, task/none, GPUs as device files
+# (major 195) that nothing opens.
+#
+# Environment:
+#   SLURM_AI_COMPUTE_NODES  compute containers c1..cN (default 2): the same N as compose.yaml
+#   SLURM_AI_NODE_XML       topology of every compute node (default /opt/slurm-ai/node.xml,
+#                           the tests' 4-GPU node: GPU pairs 0-1 and 2-3 NVLinked)
+#   SLURM_AI_CONF_DIR       shared configuration directory (default /etc/slurm)
+#   SLURM_AI_MUNGE_SHARED   shared directory of the munge key (default /etc/munge-shared)
+#   SLURM_AI_DEV_DIR        where the emulated GPUs are created (default /dev)
+#   SLURM_AI_ROOT           where the suite is installed (default /; `check` on a host
+#                           installs it into a fresh root)
+set -euo pipefail
+
+PROG=entrypoint
+log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
+die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
+
+N=${SLURM_AI_COMPUTE_NODES:-2}
+NODE_XML=${SLURM_AI_NODE_XML:-/opt/slurm-ai/node.xml}
+CONF_DIR=${SLURM_AI_CONF_DIR:-/etc/slurm}
+SHARED=${SLURM_AI_MUNGE_SHARED:-/etc/munge-shared}
+DEV=${SLURM_AI_DEV_DIR:-/dev}
+R=${SLURM_AI_ROOT:-}
+R=${R%/}
+EXAMPLES=$R/usr/share/slurm-ai/slurm.conf.d
+DEBIAN_PLUGIN_DIR=/usr/lib/x86_64-linux-gnu/slurm-wlm
+CONTROLLER=controller
+GPU_TYPE=v100
+READY=$CONF_DIR/.rendered   # written last: computes start once it exists
+
+[[ $N =~ ^[1-9][0-9]*$ ]] || die "SLURM_AI_COMPUTE_NODES='$N': expected a positive integer"
+if [ "$N" = 1 ]; then NODES=c1; else NODES="c[1-$N]"; fi
+
+# ---------------------------------------------------------------------------------------
+render() {
+  [ -f "$EXAMPLES/ai-suite.conf" ] || die "$EXAMPLES/ai-suite.conf missing: is the suite installed?"
+  [ -f "$NODE_XML" ] || die "SLURM_AI_NODE_XML=$NODE_XML: no such file"
+  rm -f "$READY"
+  mkdir -p "$CONF_DIR/plugstack.conf.d"
+
+  local suite=$EXAMPLES/ai-suite.conf
+  if [ -n "$R" ]; then
+    # Installed under a root: the plugins are there, Debian's cons_tres on the host.
+    suite=$CONF_DIR/ai-suite.conf
+    sed "s|^PluginDir=.*|PluginDir=$R$DEBIAN_PLUGIN_DIR:$DEBIAN_PLUGIN_DIR|" \
+      "$EXAMPLES/ai-suite.conf" >"$suite"
+  fi
+
+  local gpus
+  gpus=$("$R/usr/bin/ai-topo" gres-conf --json "$NODE_XML" |
+         sed -n 's/^ *"gpus": *\([0-9]*\).*/\1/p')
+  [[ $gpus =~ ^[1-9][0-9]*$ ]] || die "ai-topo finds no GPUs in $NODE_XML"
+  "$R/usr/bin/ai-topo" gres-conf --nodes "$NODES" --type "$GPU_TYPE" \
+    --file "$DEV/nvidia%d" -o "$CONF_DIR/gres.conf" "$NODE_XML" >/dev/null
+
+  cat >"$CONF_DIR/slurm.conf" <<EOF
+# Written by docker/entrypoint.sh for $N compute containers; rewritten at every start.
+ClusterName=slurmai
+SlurmctldHost=$CONTROLLER
+SlurmUser=root
+SlurmdUser=root
+AuthType=auth/munge
+CredType=cred/munge
+# No cgroups and no systemd in the containers.
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+SwitchType=switch/none
+MpiDefault=none
+MailProg=/bin/true
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/filetxt
+JobCompLoc=/var/log/slurm/jobcomp.log
+DefMemPerCPU=1000
+SchedulerType=sched/backfill
+StateSaveLocation=/var/spool/slurmctld
+SlurmdSpoolDir=/var/spool/slurmd
+SlurmctldPidFile=/run/slurmctld.pid
+SlurmdPidFile=/run/slurmd.pid
+# No log files: the daemons run in the foreground and log to the container's output.
+SlurmctldDebug=verbose
+SlurmdDebug=verbose
+ReturnToService=2
+SlurmdParameters=config_overrides
+
+# The suite, as an admin enables it.
+Include $suite
+
+NodeName=$NODES CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPU_TYPE:$gpus State=UNKNOWN
+PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
+EOF
+
+  # Leaf switches of two nodes under one spine, so that placement has a choice.
+  local leaves=$(((N + 1) / 2)) i f="$CONF_DIR/topology.conf"
+  echo "# Written by docker/entrypoint.sh: leaves of two compute containers, one spine." >"$f"
+  for ((i = 1; i <= leaves; i++)); do
+    if [ $((2 * i)) -le "$N" ]; then
+      echo "SwitchName=leaf$i Nodes=c[$((2 * i - 1))-$((2 * i))]" >>"$f"
+    else
+      echo "SwitchName=leaf$i Nodes=c$((2 * i - 1))" >>"$f"
+    fi
+  done
+  if [ "$leaves" = 1 ]; then echo "SwitchName=spine Switches=leaf1" >>"$f"
+  else echo "SwitchName=spine Switches=leaf[1-$leaves]" >>"$f"; fi
+
+  { cat "$EXAMPLES/ai_select.conf"
+    echo
+    echo "# Added by docker/entrypoint.sh: every compute container has this topology."
+    echo "NodeTopology=$NODE_XML"
+  } >"$CONF_DIR/ai_select.conf"
+
+  echo "include $CONF_DIR/plugstack.conf.d/*.conf" >"$CONF_DIR/plugstack.conf"
+  sed -E "s#^(required|optional) (/[^ ]*)#\1 $R\2#" "$EXAMPLES/plugstack.conf.d/ai.conf" \
+    >"$CONF_DIR/plugstack.conf.d/ai.conf"
+
+  date -u +%FT%TZ >"$READY"
+  log "configuration for $NODES ($gpus GPUs each) in $CONF_DIR"
+}
+
+# ---------------------------------------------------------------------------------------
+wait_for() {  # wait_for FILE WHAT
+  local t=0
+  until [ -s "$1" ]; do
+    [ $t -lt 120 ] || die "no $2 ($1) after 120s: is the controller running?"
+    t=$((t + 1)); sleep 1
+  done
+}
+
+start_munged() {
+  install -d -o munge -g munge -m 0700 /etc/munge
+  install -o munge -g munge -m 0400 "$SHARED/munge.key" /etc/munge/munge.key
+  install -d -o munge -g munge -m 0755 /run/munge
+  install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
+  runuser -u munge -- /usr/sbin/munged
+  munge -n | unmunge >/dev/null || die "munged runs but a credential does not round-trip"
+}
+
+controller() {
+  mkdir -p "$SHARED"
+  if [ ! -s "$SHARED/munge.key" ]; then
+    mungekey -c -k "$SHARED/munge.key.new"
+    mv "$SHARED/munge.key.new" "$SHARED/munge.key"
+    log "made the cluster's munge key"
+  fi
+  start_munged
+  render
+  mkdir -p /var/spool/slurmctld /var/log/slurm
+  exec slurmctld -D -f "$CONF_DIR/slurm.conf"
+}
+
+compute() {
+  local node i gpus
+  node=$(hostname -s)
+  wait_for "$SHARED/munge.key" "munge key"
+  wait_for "$READY" "configuration"
+  start_munged
+  gpus=$(grep -c "^NodeName=.* File=" "$CONF_DIR/gres.conf" || true)
+  for ((i = 0; i < gpus; i++)); do
+    [ -e "$DEV/nvidia$i" ] || mknod "$DEV/nvidia$i" c 195 "$i"
+  done
+  mkdir -p /var/spool/slurmd /var/log/slurm
+  exec slurmd -D -f "$CONF_DIR/slurm.conf" -N "$node"
+}
+
+case ${1:-} in
+  controller) controller ;;
+  compute) compute ;;
+  render) render ;;
+  "") die "expected controller, compute, render or a command" ;;
+  *) exec "$@" ;;
+esac
