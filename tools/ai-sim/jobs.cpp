@@ -1,0 +1,96 @@
+// The simulated jobs: a trace's jobs as Slurm requests with the suite's job demand.
+#include <algorithm>
+#include <cmath>
+#include <random>
+
+#include "simulator.hpp"
+
+namespace slurm_ai::sim {
+
+const char *to_string(Regime r) {
+    switch (r) {
+        case Regime::kNone:
+            return "one GPU";
+        case Regime::kCyclic:
+            return "cyclic";
+        case Regime::kTree:
+            return "tree-like";
+    }
+    return "?";
+}
+
+EngineOptions deterministic_engine_options() {
+    EngineOptions o;
+    o.time_budget_ms = 1e4;
+    return o;
+}
+
+namespace {
+
+JobRequest request_for(int gpus, const SimCluster &c, RequestStyle style) {
+    const int per_host = std::max(c.max_gpus_per_host, 1);
+    const auto g = static_cast<std::uint32_t>(gpus);
+    const auto hosts = static_cast<std::uint32_t>(c.graph.host_count());
+    if (style == RequestStyle::kPacked) {
+        if (gpus <= per_host)
+            return {1, 1, 0, g, g};
+        auto n = static_cast<std::uint32_t>((gpus + per_host - 1) / per_host);
+        if (g % n == 0)
+            return {n, n, g / n, g, g};
+    }
+    return {1, std::max<std::uint32_t>(std::min(g, hosts), 1), 0, g, g};
+}
+
+}  // namespace
+
+Jobs make_jobs(const Trace &trace, const SimCluster &cluster, const StepTimes &steps,
+               const JobOptions &o) {
+    Jobs out;
+    std::mt19937_64 rng(o.seed);
+    std::uniform_real_distribution<double> unit(0.0, 1.0);
+    const PatternMix &m = o.patterns;
+    const double total = m.allreduce + m.pipeline + m.ps;
+    for (const auto &t : trace.jobs) {
+        // One draw per job, whether it uses it or not, so that a job's pattern does not
+        // depend on the jobs before it.
+        const double u = unit(rng) * (total > 0 ? total : 1);
+        if (t.gpus > cluster.gpus) {
+            ++out.too_large;
+            continue;
+        }
+        SimJob job;
+        job.name = t.name;
+        job.submit_s = t.submit_s;
+        job.gpus = t.gpus;
+        job.work_s = t.duration_s;
+        job.limit_s = std::max(60.0, std::ceil(t.duration_s * o.limit_factor / 60) * 60);
+        JobHints hints;
+        if (steps.measured(t.model)) {
+            job.model = t.model;  // data parallel, as measured: the plugin's default demand
+            job.local_bsz = t.batch_size > 0 ? t.batch_size / t.gpus : 0;
+            ++out.measured;
+        } else if (t.gpus > 1 && total > 0) {
+            CommSpec comm;
+            comm.pattern = u < m.allreduce                ? CommPattern::kAllReduce
+                           : u < m.allreduce + m.pipeline ? CommPattern::kPipeline
+                                                          : CommPattern::kParameterServer;
+            hints.comm = comm;
+        }
+        job.demand = make_demand(request_for(t.gpus, cluster, o.request), hints);
+        switch (job.demand.comm.pattern) {
+            case CommPattern::kNone:
+                job.regime = Regime::kNone;
+                break;
+            case CommPattern::kPipeline:
+            case CommPattern::kParameterServer:
+                job.regime = Regime::kTree;
+                break;
+            default:
+                job.regime = t.gpus > 1 ? Regime::kCyclic : Regime::kNone;
+        }
+        out.jobs.push_back(std::move(job));
+    }
+    return out;
+}
+
+}  // namespace slurm_ai::sim

@@ -1,0 +1,93 @@
+#include "metrics.hpp"
+
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <cmath>
+
+namespace slurm_ai::sim {
+
+double percentile(std::vector<double> v, double q) {
+    if (v.empty())
+        return 0;
+    std::sort(v.begin(), v.end());
+    auto rank = static_cast<std::size_t>(std::ceil(q * static_cast<double>(v.size())));
+    return v[std::clamp<std::size_t>(rank, 1, v.size()) - 1];
+}
+
+long peak_rss_mib() {
+    rusage u{};
+    getrusage(RUSAGE_SELF, &u);
+    return u.ru_maxrss / 1024;
+}
+
+namespace {
+
+double mean(const std::vector<double> &v) {
+    double s = 0;
+    for (double x : v)
+        s += x;
+    return v.empty() ? 0 : s / static_cast<double>(v.size());
+}
+
+}  // namespace
+
+Summary summarize(const RunResult &run, int max_gpus_per_host) {
+    Summary s;
+    s.policy = run.policy;
+    s.jobs = static_cast<int>(run.jobs.size());
+    std::vector<double> jct, wait, share, eff, slow;
+    double last_end = run.window_start_s;
+    int split = 0;
+    for (const auto &j : run.jobs) {
+        if (j.start_s >= 0) {
+            wait.push_back((j.start_s - j.submit_s) / 3600);
+            ++s.sources[static_cast<std::size_t>(j.step.source)];
+        }
+        if (j.end_s >= 0) {
+            ++s.finished;
+            jct.push_back((j.end_s - j.submit_s) / 3600);
+            last_end = std::max(last_end, j.end_s);
+        }
+        if (j.gpus > 1 && j.start_s >= 0) {
+            share.push_back(j.step.comm_share());
+            eff.push_back(j.step.efficiency());
+            slow.push_back(j.step.slowdown());
+            const int fewest = (j.gpus + max_gpus_per_host - 1) / std::max(max_gpus_per_host, 1);
+            split += j.hosts > fewest;
+        }
+    }
+    s.mean_jct_h = mean(jct);
+    s.p99_jct_h = percentile(jct, 0.99);
+    s.mean_wait_h = mean(wait);
+    s.p99_wait_h = percentile(wait, 0.99);
+    s.multi_gpu_jobs = static_cast<int>(share.size());
+    s.comm_share = mean(share);
+    s.efficiency = mean(eff);
+    s.slowdown = mean(slow);
+    s.split_share = share.empty() ? 0 : static_cast<double>(split) / share.size();
+    const double window = run.window_end_s - run.window_start_s;
+    s.utilisation = window > 0 ? run.busy_gpu_s_in_window / (window * run.cluster_gpus) : 0;
+    s.useful = window > 0 ? run.useful_gpu_s_in_window / (window * run.cluster_gpus) : 0;
+    double frag = 0;
+    int waiting = 0;
+    for (const auto &x : run.samples)
+        if (x.pending_jobs > 0) {
+            frag += static_cast<double>(x.fragmented_gpus) / run.cluster_gpus;
+            ++waiting;
+        }
+    s.fragmentation = waiting ? frag / waiting : 0;
+    s.makespan_h = (last_end - run.window_start_s) / 3600;
+    for (const auto &f : run.failures) {
+        ++s.failures;
+        s.jobs_stopped += f.jobs_stopped;
+        s.failures_stopping_jobs += f.jobs_stopped > 0;
+        s.failures_stopping_several += f.jobs_stopped > 1;
+        for (int r = 0; r < kRegimes; ++r)
+            s.lost_gpu_h[static_cast<std::size_t>(r)] +=
+                f.lost_gpu_s[static_cast<std::size_t>(r)] / 3600;
+    }
+    return s;
+}
+
+}  // namespace slurm_ai::sim

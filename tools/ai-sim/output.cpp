@@ -1,0 +1,86 @@
+#include "output.hpp"
+
+#include <fmt/format.h>
+
+namespace slurm_ai::sim {
+namespace {
+
+// Rows of cells, aligned for the terminal or as a markdown table (first column left,
+// the others right).
+std::string table(const std::vector<std::vector<std::string>> &rows, bool markdown) {
+    std::vector<std::size_t> width;
+    for (const auto &r : rows)
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            if (width.size() <= i)
+                width.push_back(0);
+            width[i] = std::max(width[i], r[i].size());
+        }
+    std::string out;
+    for (std::size_t k = 0; k < rows.size(); ++k) {
+        const auto &r = rows[k];
+        for (std::size_t i = 0; i < r.size(); ++i) {
+            if (markdown)
+                out += "| " + r[i] + " ";
+            else if (i == 0)
+                out += fmt::format("{:<{}}", r[i], width[i]);
+            else
+                out += fmt::format("  {:>{}}", r[i], width[i]);
+        }
+        out += markdown ? "|\n" : "\n";
+        if (markdown && k == 0) {
+            for (std::size_t i = 0; i < r.size(); ++i)
+                out += i == 0 ? "|---" : "|---:";
+            out += "|\n";
+        }
+    }
+    return out;
+}
+
+std::string pct(double x) {
+    return fmt::format("{:.1f}", 100 * x);
+}
+
+}  // namespace
+
+std::string results_table(const std::vector<Summary> &rows, bool markdown) {
+    std::vector<std::vector<std::string>> t{
+        {"policy", "jobs", "done", "mean JCT h", "p99 JCT h", "mean wait h", "p99 wait h", "comm %",
+         "placement eff", "slowdown", "split %", "GPU util %", "useful %", "frag %"}};
+    for (const auto &s : rows)
+        t.push_back({s.policy, std::to_string(s.jobs), std::to_string(s.finished),
+                     fmt::format("{:.3f}", s.mean_jct_h), fmt::format("{:.2f}", s.p99_jct_h),
+                     fmt::format("{:.3f}", s.mean_wait_h), fmt::format("{:.2f}", s.p99_wait_h),
+                     pct(s.comm_share), fmt::format("{:.3f}", s.efficiency),
+                     fmt::format("{:.3f}", s.slowdown), pct(s.split_share), pct(s.utilisation),
+                     pct(s.useful), pct(s.fragmentation)});
+    return table(t, markdown);
+}
+
+std::string failures_table(const std::vector<Summary> &rows, bool markdown) {
+    bool any = false;
+    for (const auto &s : rows)
+        any = any || s.failures > 0;
+    if (!any)
+        return {};
+    std::vector<std::vector<std::string>> t{{"policy", "node failures", "stopping a job",
+                                             "stopping >1 job", "jobs stopped", "lost GPU-h",
+                                             "one GPU", "cyclic", "tree-like"}};
+    for (const auto &s : rows)
+        t.push_back({s.policy, std::to_string(s.failures), std::to_string(s.failures_stopping_jobs),
+                     std::to_string(s.failures_stopping_several), std::to_string(s.jobs_stopped),
+                     fmt::format("{:.1f}", s.lost_gpu_h_total()),
+                     fmt::format("{:.1f}", s.lost_gpu_h[0]), fmt::format("{:.1f}", s.lost_gpu_h[1]),
+                     fmt::format("{:.1f}", s.lost_gpu_h[2])});
+    return table(t, markdown);
+}
+
+std::string sources_table(const std::vector<Summary> &rows, bool markdown) {
+    std::vector<std::vector<std::string>> t{
+        {"policy", "measured", "measured, nearest shape", "cost model"}};
+    for (const auto &s : rows)
+        t.push_back({s.policy, std::to_string(s.sources[0]), std::to_string(s.sources[1]),
+                     std::to_string(s.sources[2])});
+    return table(t, markdown);
+}
+
+}  // namespace slurm_ai::sim

@@ -1,0 +1,17 @@
+// ai-sim's tables, as plain text for the terminal and as markdown for the report.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "metrics.hpp"
+
+namespace slurm_ai::sim {
+
+std::string results_table(const std::vector<Summary> &rows, bool markdown);
+// Empty when no run met a failure.
+std::string failures_table(const std::vector<Summary> &rows, bool markdown);
+// Jobs by where their step times came from, per policy.
+std::string sources_table(const std::vector<Summary> &rows, bool markdown);
+
+}  // namespace slurm_ai::sim

@@ -1,0 +1,371 @@
+// The event loop, the life of a job (submitted, started, finished, stopped by a failure and
+// requeued) and the failures of nodes.
+#include "simulator.hpp"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <numeric>
+
+#include "run_state.hpp"
+
+namespace slurm_ai::sim {
+namespace detail {
+namespace {
+
+constexpr double kFailureHalfLifeS = 7 * 86400.0;  // the select plugin's
+
+// splitmix64: independent, reproducible seeds for the hosts' failure streams.
+std::uint64_t mix(std::uint64_t x) {
+    x += 0x9e3779b97f4a7c15ull;
+    x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+    x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+    return x ^ (x >> 31);
+}
+
+}  // namespace
+
+Shape shape_of(const JobDemand &d) {
+    Shape s;
+    const int total = static_cast<int>(d.total_gpus);
+    if (d.gpus_per_node > 0 || d.min_nodes > 1 || d.max_nodes == 1) {
+        s.per_host = d.gpus_per_node > 0 ? static_cast<int>(d.gpus_per_node)
+                                         : (total + static_cast<int>(d.min_nodes) - 1) /
+                                               static_cast<int>(d.min_nodes);
+        s.hosts = std::max(static_cast<int>(d.min_nodes), (total + s.per_host - 1) / s.per_host);
+    }
+    s.gpus = total;
+    return s;
+}
+
+Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepTimes &steps,
+         const SimOptions &options, std::string_view policy)
+    : cluster_(cluster),
+      graph_(cluster.graph),
+      jobs_(jobs),
+      steps_(steps),
+      opt_(options),
+      policy_(policy),
+      plan_policy_(policy_ == "engine" || policy_ == "engine-norisk" ? "tree-bestfit" : policy_),
+      engine_(cluster.graph, options.cost, options.risk, options.engine),
+      state_(cluster.graph),
+      view_(cluster.graph) {
+    const int hosts = graph_.host_count();
+    hist_.assign(65, 0);
+    host_jobs_.assign(static_cast<std::size_t>(hosts), {});
+    for (int h = 0; h < hosts; ++h) {
+        int n = state_.free_gpu_count(h);
+        ++hist_[static_cast<std::size_t>(n)];
+        free_up_ += n;
+    }
+    js_.assign(jobs.size(), {});
+    for (const auto &j : jobs)
+        shapes_.push_back(shape_of(j.demand));
+    remaining_ = static_cast<int>(jobs.size());
+
+    // Failure rates: a seeded choice of flaky hosts, then one random stream per host.
+    const auto &f = opt_.failures;
+    host_rate_.assign(static_cast<std::size_t>(hosts), f.node_rate_per_day / 86400.0);
+    std::vector<int> order(static_cast<std::size_t>(hosts));
+    std::iota(order.begin(), order.end(), 0);
+    std::mt19937_64 pick(mix(opt_.seed ^ 0x666c616b79ull));
+    std::shuffle(order.begin(), order.end(), pick);
+    const auto flaky = static_cast<std::size_t>(std::lround(f.flaky_share * hosts));
+    for (std::size_t i = 0; i < flaky && i < order.size(); ++i)
+        host_rate_[static_cast<std::size_t>(order[i])] *= f.flaky_factor;
+    natural_pending_.assign(static_cast<std::size_t>(hosts), 0);
+    fail_count_.assign(static_cast<std::size_t>(hosts), 0.0);
+    fail_at_.assign(static_cast<std::size_t>(hosts), 0.0);
+    for (int h = 0; h < hosts; ++h)
+        host_rng_.emplace_back(mix(opt_.seed * 1000003ull + static_cast<std::uint64_t>(h)));
+
+    result_.policy = policy_;
+    result_.cluster_gpus = cluster.gpus;
+    result_.jobs.resize(jobs.size());
+}
+
+void Run::push(double t, EventKind kind, int subject, long tag) {
+    if (kind == EventKind::kFinish || kind == EventKind::kRepair || kind == EventKind::kSubmit)
+        ++productive_;
+    events_.push({t, kind, seq_++, subject, tag});
+}
+
+void Run::take(int h, GpuMask gpus) {
+    const auto before = state_.free_gpus[h];
+    state_.free_gpus[h] &= ~gpus;
+    const int n = std::popcount(before) - std::popcount(state_.free_gpus[h]);
+    busy_ += n;
+    if (state_.usable[h]) {
+        --hist_[std::popcount(before)];
+        ++hist_[std::popcount(state_.free_gpus[h])];
+        free_up_ -= n;
+    }
+}
+
+void Run::give(int h, GpuMask gpus) {
+    const auto before = state_.free_gpus[h];
+    state_.free_gpus[h] |= gpus;
+    const int n = std::popcount(state_.free_gpus[h]) - std::popcount(before);
+    busy_ -= n;
+    if (state_.usable[h]) {
+        --hist_[std::popcount(before)];
+        ++hist_[std::popcount(state_.free_gpus[h])];
+        free_up_ += n;
+    }
+}
+
+void Run::set_up(int h, bool up) {
+    if (static_cast<bool>(state_.usable[h]) == up)
+        return;
+    const int n = std::popcount(state_.free_gpus[h]);
+    const int gpus = static_cast<int>(graph_.node(h).gpus.size());
+    state_.usable[h] = up ? 1 : 0;
+    hist_[n] += up ? 1 : -1;
+    free_up_ += up ? n : -n;
+    down_gpus_ += up ? -gpus : gpus;
+}
+
+double Run::failures(int h, double t) const {
+    return fail_count_[h] * std::exp2(-(t - fail_at_[h]) / kFailureHalfLifeS);
+}
+
+void Run::refresh_failures(double t) {
+    for (int h : failed_hosts_)
+        state_.failures[h] = failures(h, t);
+}
+
+void Run::submit(int j, double t) {
+    js_[j].status = JobState::Status::kPending;
+    pending_.insert({jobs_[j].submit_s, j});
+    result_.jobs[j].submit_s = jobs_[j].submit_s;
+    result_.jobs[j].gpus = jobs_[j].gpus;
+    result_.jobs[j].regime = jobs_[j].regime;
+    changed_ = bf_dirty_ = true;
+    ensure_backfill_tick(t);
+}
+
+void Run::start(int j, double t, Placement p) {
+    const SimJob &job = jobs_[j];
+    JobState &s = js_[j];
+    StepEstimate est;
+    if (!job.model.empty()) {
+        std::vector<int> per_host;
+        for (const auto &g : p.gpus)
+            per_host.push_back(static_cast<int>(g.size()));
+        est = steps_.from_measurements(job.model, job.local_bsz, per_host);
+    } else {
+        est = steps_.from_cost_model(p);
+    }
+    const double work = std::max(job.work_s - s.progress_s, 0.0);
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        take(p.hosts[i], gpu_mask(p.gpus[i]));
+        host_jobs_[p.hosts[i]].push_back(j);
+    }
+    s.placement = std::move(p);
+    s.step = est;
+    useful_ += job.gpus / est.slowdown();
+    s.run_start = t;
+    s.expected_end = t + job.limit_s;
+    s.status = JobState::Status::kRunning;
+    pending_.erase({job.submit_s, j});
+    running_.insert(j);
+
+    JobResult &r = result_.jobs[j];
+    if (r.start_s < 0) {
+        r.start_s = t;
+        r.first_nodes = host_list(graph_, s.placement);
+    }
+    r.hosts = static_cast<int>(s.placement.hosts.size());
+    r.step = est;
+    push(t + work * est.slowdown(), EventKind::kFinish, j, s.epoch);
+    changed_ = bf_dirty_ = true;
+}
+
+void Run::release(int j) {
+    JobState &s = js_[j];
+    for (std::size_t i = 0; i < s.placement.hosts.size(); ++i) {
+        int h = s.placement.hosts[i];
+        give(h, gpu_mask(s.placement.gpus[i]));
+        auto &on = host_jobs_[h];
+        on.erase(std::find(on.begin(), on.end(), j));
+    }
+    running_.erase(j);
+    useful_ -= jobs_[j].gpus / s.step.slowdown();
+}
+
+void Run::finish(int j, double t) {
+    release(j);
+    js_[j].status = JobState::Status::kDone;
+    result_.jobs[j].end_s = t;
+    --remaining_;
+    changed_ = bf_dirty_ = true;
+}
+
+void Run::stop(int j, double t, FailureResult &record) {
+    JobState &s = js_[j];
+    const SimJob &job = jobs_[j];
+    const double elapsed = t - s.run_start;
+    const double cp = opt_.failures.checkpoint_s;
+    const double kept = cp > 0 ? std::floor(elapsed / cp) * cp : 0.0;
+    s.progress_s = std::min(job.work_s, s.progress_s + kept / s.step.slowdown());
+    const double lost = job.gpus * (elapsed - kept);
+    record.lost_gpu_s[static_cast<std::size_t>(job.regime)] += lost;
+    ++record.jobs_stopped;
+
+    release(j);
+    result_.jobs[j].lost_gpu_s += lost;
+    ++result_.jobs[j].restarts;
+    ++s.epoch;  // voids the finish event of this run
+    s.status = JobState::Status::kPending;
+    pending_.insert({job.submit_s, j});
+    ensure_backfill_tick(t);
+}
+
+void Run::fail_host(int h, double t) {
+    if (!state_.usable[h])
+        return;  // already down
+    set_up(h, false);
+    FailureResult record;
+    record.t = t;
+    record.host = graph_.host_name(h);
+    const auto on = host_jobs_[h];  // stop() edits the list
+    for (int j : on)
+        stop(j, t, record);
+    result_.failures.push_back(record);
+    if (fail_count_[h] == 0)
+        failed_hosts_.push_back(h);
+    if (fail_count_[h] == 0 || t - fail_at_[h] >= 3600) {
+        fail_count_[h] = failures(h, t) + 1;
+        fail_at_[h] = t;
+    }
+    push(t + opt_.failures.repair_s, EventKind::kRepair, h);
+    changed_ = bf_dirty_ = true;
+}
+
+void Run::repair(int h, double t) {
+    set_up(h, true);
+    schedule_failure(h, t);
+    changed_ = bf_dirty_ = true;
+}
+
+// Each host has at most one failure of its own random stream queued; a failure that
+// finds the host down (after a scripted one) is dropped and the next is drawn at the repair.
+void Run::schedule_failure(int h, double from) {
+    const double rate = host_rate_[static_cast<std::size_t>(h)];
+    if (rate <= 0 || natural_pending_[static_cast<std::size_t>(h)])
+        return;
+    natural_pending_[static_cast<std::size_t>(h)] = 1;
+    std::exponential_distribution<double> gap(rate);
+    push(from + gap(host_rng_[static_cast<std::size_t>(h)]), EventKind::kFail, h);
+}
+
+void Run::ensure_backfill_tick(double t) {
+    if (bf_queued_ || pending_.empty())
+        return;
+    const double dt = opt_.backfill.interval_s;
+    push((std::floor(t / dt) + 1) * dt, EventKind::kBackfill, 0);
+    bf_queued_ = true;
+}
+
+void Run::integrate(double t) {
+    const double a = std::max(last_t_, result_.window_start_s);
+    const double b = std::min(t, result_.window_end_s);
+    if (b > a) {
+        result_.busy_gpu_s_in_window += busy_ * (b - a);
+        result_.useful_gpu_s_in_window += useful_ * (b - a);
+    }
+    last_t_ = t;
+}
+
+void Run::sample(double t) {
+    Sample s;
+    s.t = t;
+    s.busy_gpus = busy_;
+    s.down_gpus = down_gpus_;
+    s.free_gpus = free_up_;
+    s.pending_jobs = static_cast<int>(pending_.size());
+    s.fragmented_gpus = fragmented_gpus();
+    result_.samples.push_back(s);
+}
+
+RunResult Run::run() {
+    if (jobs_.empty())
+        return result_;
+    result_.window_start_s = jobs_.front().submit_s;
+    result_.window_end_s = jobs_.front().submit_s;
+    for (std::size_t j = 0; j < jobs_.size(); ++j) {
+        result_.window_start_s = std::min(result_.window_start_s, jobs_[j].submit_s);
+        result_.window_end_s = std::max(result_.window_end_s, jobs_[j].submit_s);
+        push(jobs_[j].submit_s, EventKind::kSubmit, static_cast<int>(j));
+    }
+    last_t_ = result_.window_start_s;
+    for (int h = 0; h < graph_.host_count(); ++h)
+        schedule_failure(h, 0);
+    for (const auto &[t, name] : opt_.failures.scripted)
+        if (int h = graph_.host_index(name); h >= 0)
+            push(t, EventKind::kFail, h, 1);
+    push(result_.window_start_s, EventKind::kSample, 0);
+
+    while (!events_.empty() && remaining_ > 0) {
+        const double t = events_.top().t;
+        integrate(t);
+        bool backfill_due = false, sample_due = false;
+        while (!events_.empty() && events_.top().t == t) {
+            Event e = events_.top();
+            events_.pop();
+            if (e.kind == EventKind::kFinish || e.kind == EventKind::kRepair ||
+                e.kind == EventKind::kSubmit)
+                --productive_;
+            switch (e.kind) {
+                case EventKind::kFinish:
+                    if (js_[e.subject].status == JobState::Status::kRunning &&
+                        js_[e.subject].epoch == e.tag)
+                        finish(e.subject, t);
+                    break;
+                case EventKind::kRepair:
+                    repair(e.subject, t);
+                    break;
+                case EventKind::kFail:
+                    if (e.tag == 0)
+                        natural_pending_[static_cast<std::size_t>(e.subject)] = 0;
+                    fail_host(e.subject, t);
+                    break;
+                case EventKind::kSubmit:
+                    submit(e.subject, t);
+                    break;
+                case EventKind::kBackfill:
+                    bf_queued_ = false;
+                    backfill_due = true;
+                    break;
+                case EventKind::kSample:
+                    sample_due = true;
+                    break;
+            }
+        }
+        if (changed_)
+            main_schedule(t);
+        if (backfill_due)
+            backfill(t);
+        ensure_backfill_tick(t);
+        if (sample_due) {
+            sample(t);
+            if (remaining_ > 0)
+                push(t + opt_.sample_s, EventKind::kSample, 0);
+        }
+        // Nothing left that could start or end a job, and backfill has seen the current
+        // state: the rest can never run.
+        if (productive_ == 0 && running_.empty() && !pending_.empty() && !bf_dirty_)
+            break;
+    }
+    return result_;
+}
+
+}  // namespace detail
+
+RunResult simulate(const SimCluster &cluster, const std::vector<SimJob> &jobs,
+                   const StepTimes &steps, const SimOptions &options, std::string_view policy) {
+    detail::Run run(cluster, jobs, steps, options, policy);
+    return run.run();
+}
+
+}  // namespace slurm_ai::sim
