@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang and runs each for a
-# bounded time from a seed corpus: the real files of ../shared/data that the parser reads,
-# the kept regression inputs of tests/fuzz/regressions/<parser>/, and what earlier runs
-# found (kept in the build directory). Exits non-zero on the first crash, leak or
-# sanitizer report, leaving the input that caused it in the build directory.
+# bounded time from a seed corpus: inputs made from the real files of ../shared/data (see
+# make_seeds below), the kept regression inputs of tests/fuzz/regressions/<target>/, and
+# what earlier runs found (kept in the build directory). Exits non-zero on the first
+# crash, leak or sanitizer report, leaving the input that caused it in the build directory,
+# and when a target has no seed made from ../shared/data.
 #
 #   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, every target)
 #
@@ -13,30 +14,8 @@ cd "$(dirname "$0")/.."
 seconds=${1:-20}
 shift || true
 build=${FUZZ_BUILD_DIR:-build-fuzz}
-data=${SLURM_AI_SHARED_DATA:-$PWD/../shared/data}
-
-if ! cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_AI_FUZZ=ON -DSLURM_AI_BUILD_PLUGINS=OFF \
-    -DSLURM_AI_BUILD_TESTS=OFF >"$build.configure.log" 2>&1 ||
-    ! cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1; then
-    echo "fuzz: build failed; see $build.configure.log and $build.build.log" >&2
-    tail -n 30 "$build.build.log" >&2 2>/dev/null || tail -n 30 "$build.configure.log" >&2
-    exit 1
-fi
-
-# Which real files seed which parser.
-seeds_for() {
-    case $1 in
-        topology_conf) ls "$data"/fabric/*.topology.conf ;;
-        ibnetdiscover) ls "$data"/fabric/*.topofile ;;
-        guid_map) ls "$data"/fabric/*.map ;;
-        hostlist) printf '%s\n' ;;
-        hwloc_xml) ls "$data"/hwloc/*.xml ;;
-        plugin_config) ls "$PWD"/contrib/slurm.conf.d/ai_select.conf ;;
-        nccl_topo) ls "$data"/nccl-topo/*.xml ;;
-        *) ls "$PWD"/tests/fuzz/seeds/"$1"/* 2>/dev/null || true ;;
-    esac
-}
+data=$(realpath "${SLURM_AI_SHARED_DATA:-$PWD/../shared/data}")
+[ -f "$data/README.md" ] || { echo "fuzz: no shared data in $data" >&2; exit 1; }
 
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
@@ -46,19 +25,162 @@ if [ ${#targets[@]} -eq 0 ]; then
     done
 fi
 
+# Only the fuzz targets and the libraries they link: the tools are not fuzzed.
+if ! cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_AI_FUZZ=ON -DSLURM_AI_BUILD_PLUGINS=OFF \
+    -DSLURM_AI_BUILD_TESTS=OFF -DSLURM_AI_SHARED_DATA="$data" >"$build.configure.log" 2>&1 ||
+    ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" \
+        >"$build.build.log" 2>&1; then
+    echo "fuzz: build failed; see $build.configure.log and $build.build.log" >&2
+    tail -n 30 "$build.build.log" >&2 2>/dev/null || tail -n 30 "$build.configure.log" >&2
+    exit 1
+fi
+
+# --- seeds ------------------------------------------------------------------------------
+seed() {  # seed DIR < content: one seed file (also from a pipeline's subshell)
+    cat >"$(mktemp "$1/data-XXXXXXXX")"
+}
+seed_files() {  # seed_files DIR FILE...: copies of real files
+    local f
+    for f in "${@:2}"; do [ -f "$f" ] && seed "$1" <"$f"; done
+    return 0
+}
+
+# Option values a real job would give, from the Pollux workloads in ../shared/data (each
+# row: application, replicas, batch size): NAME VALUE per line, for the option parsers.
+workload_hints() {
+    local f
+    for f in "$data"/comm-measurements/workloads/*.csv; do
+        awk -F, 'NR > 1 && $4 ~ /^[0-9]+$/ {
+            n = $4; b = $5; nodes = int((n + 3) / 4)
+            print "ai-comm allreduce:bytes=" b "K"
+            print "ai-comm pipeline:stages=" (nodes > 1 ? nodes : 2) ",bytes=" b "K,microbatches=" n
+            print "ai-comm tp:size=" (n > 8 ? 8 : n + 1)
+            print "ai-comm moe:experts=" 2 * n
+            print "ai-comm ps:servers=" nodes
+            print "ai-elastic 1:" nodes
+            print "ai-gang " $1 ":" n ":" $2
+            print "ai-checkpoint /ckpt/" $3 ",signal=USR1@" $2 ",keep=" (n % 5 + 1)
+            print "ai-locality soft:" $2 "s"
+        }' "$f"
+    done | sort -u | awk '++per[$1] <= 60'  # at most 60 values of each option
+}
+
+# The task DAGs that seed the DAG parser: the hand-written ones (../shared/data has none),
+# and a pipeline per model of ../shared/data/comm-measurements, one stage per node of its
+# widest measured placement.
+task_dags() {
+    local f model stages
+    for f in tests/fuzz/seeds/task_dag/*; do tr -d '\n' <"$f"; echo; done
+    for f in "$data"/comm-measurements/*/placements.csv; do
+        model=$(basename "$(dirname "$f")")
+        stages=$(awk -F, 'NR > 1 {print length($1)}' "$f" | sort -n | tail -n1)
+        python3 - "$model" "${stages:-2}" <<'PY'
+import json, sys
+model, n = sys.argv[1], int(sys.argv[2])
+tasks = [{"name": f"{model}{i}", "gpus": 1, "compute_s": 0.01 * (i + 1)} for i in range(n)]
+edges = [{"from": f"{model}{i}", "to": f"{model}{i + 1}", "bytes": f"{16 << i}M"}
+         for i in range(n - 1)]
+print(json.dumps({"tasks": tasks, "edges": edges}))
+PY
+    done
+}
+
+hosts_of_fabric() {  # the host names of the shared fabric, one per line
+    awk '{print $2}' "$data"/fabric/*.map
+}
+
+make_seeds() {  # make_seeds TARGET DIR: writes the seeds made from ../shared/data
+    local t=$1 d=$2 line name value i opt
+    case $t in
+        topology_conf) seed_files "$d" "$data"/fabric/*.topology.conf tests/inputs/*.topology.conf ;;
+        ibnetdiscover) seed_files "$d" "$data"/fabric/*.topofile ;;
+        guid_map) seed_files "$d" "$data"/fabric/*.map ;;
+        hwloc_xml) seed_files "$d" "$data"/hwloc/*.xml ;;
+        nccl_topo) seed_files "$d" "$data"/nccl-topo/*.xml tests/inputs/*.xml ;;
+        hostlist)  # every Nodes=/Switches= value of the fabric, and its host names
+            grep -ohiE '(Nodes|Switches)=[^ ]+' "$data"/fabric/*.topology.conf |
+                sed 's/^[^=]*=//' | while read -r line; do printf '%s' "$line" | seed "$d"; done
+            hosts_of_fabric | sort -u | head -n 40 | while read -r line; do
+                printf '%s' "$line" | seed "$d"
+            done ;;
+        plugin_config)  # the shipped file, and one naming each real fabric and node file
+            seed_files "$d" contrib/slurm.conf.d/ai_select.conf
+            for f in "$data"/hwloc/*.xml "$data"/nccl-topo/*.xml; do
+                printf 'Fabric=%s\nNodeTopology=%s\nPolicy=engine\nTimeBudgetMs=5\n' \
+                    "$data/fabric/X5.topology.conf" "$f" | seed "$d"
+                printf 'Fabric=%s\nGuidMap=%s\nNodeTopology=sl390lin[1-5]=%s\nDebug=yes\n' \
+                    "$data/fabric/X5.topofile" "$data/fabric/X5.map" "$f" | seed "$d"
+            done ;;
+        job_options)  # first byte: the option's index in hint_options()
+            workload_hints | while read -r name value; do
+                i=0
+                for opt in ai-comm ai-dag ai-elastic ai-gang ai-checkpoint ai-locality; do
+                    [ "$opt" = "$name" ] && break
+                    i=$((i + 1))
+                done
+                { printf "\\$(printf %03o "$i")"; printf '%s' "$value"; } | seed "$d"
+            done
+            for f in "$data"/hwloc/*.xml; do printf '\001%s' "$f" | seed "$d"; done ;;
+        task_dag) task_dags | while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
+        select_decide)  # 8 bytes of request (2 nodes, 4 GPUs each), then the SPANK env
+            workload_hints | awk 'NR % 3 == 1' | while read -r name value; do
+                { printf '\001\001\001\004\001\007\000\000'
+                  printf '_SLURM_SPANK_OPTION_ai_%s=%s\n' "${name//-/_}" "$value"; } | seed "$d"
+            done
+            task_dags | while read -r line; do
+                { printf '\003\002\000\002\001\017\000\011'
+                  printf 'AI_DAG=%s\n_SLURM_SPANK_OPTION_ai_ai_locality=soft\n' "$line"; } | seed "$d"
+            done ;;
+        select_state)  # failure histories of the fabric's hosts, as save_state writes them
+            hosts_of_fabric | python3 -c '
+import json, sys
+hosts = sorted(set(sys.stdin.read().split()))
+for n in (1, 5, len(hosts)):
+    f = {h: {"count": 1 + i % 3, "at": 1.7e9 + 3600 * i} for i, h in enumerate(hosts[:n])}
+    print(json.dumps({"version": 1, "failures": f}))' |
+                while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
+        checkpoint_records)  # real scontrol lines, the same naming the fabric's hosts, records
+            grep -v '^#' tests/inputs/scontrol-recovery.txt | while read -r line; do
+                printf '%s' "$line" | seed "$d"
+                hosts_of_fabric | sort -u | head -n 12 | while read -r name; do
+                    printf '%s' "$line" | sed "s/NodeList=n\[5-6\]/NodeList=$name/; s/BatchHost=n5/BatchHost=$name/" |
+                        seed "$d"
+                done
+            done
+            hosts_of_fabric | sort -u | head -n 8 | while read -r name; do
+                printf '{"at":1795352481.5,"event":"node_failure","action":"requeue","reason":"%s DOWN","failed":["%s"],"step_before":120,"step_after":131,"restarts":1}' \
+                    "$name" "$name" | seed "$d"
+            done ;;
+        *) echo "fuzz: no seeds defined for target $t; add them to make_seeds" >&2; return 1 ;;
+    esac
+}
+
+# A UBSan report is a failure, not a line in the log (the fuzz build recovers from UB).
+export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 failed=0
 for t in "${targets[@]}"; do
-    corpus=$build/corpus/$t
-    mkdir -p "$corpus" "$build/crashes/$t"
-    for f in $(seeds_for "$t") tests/fuzz/regressions/"$t"/*; do
-        [ -f "$f" ] && cp -f "$f" "$corpus/seed-$(basename "$f")"
+    corpus=$build/corpus/$t seeds=$build/seeds/$t
+    rm -rf "$seeds"
+    mkdir -p "$corpus" "$seeds" "$build/crashes/$t"
+    make_seeds "$t" "$seeds" || { failed=1; continue; }
+    made=$(find "$seeds" -type f | wc -l)
+    if [ "$made" -eq 0 ]; then
+        echo "fuzz: $t: no seed made from $data" >&2
+        failed=1
+        continue
+    fi
+    kept=0
+    for f in tests/fuzz/regressions/"$t"/*; do
+        [ -f "$f" ] && cp -f "$f" "$seeds/regression-$(basename "$f")" && kept=$((kept + 1))
     done
     log=$build/fuzz-$t.log
-    if "$build/tests/fuzz/fuzz_$t" "$corpus" -max_total_time="$seconds" -timeout=10 \
+    # New inputs go to the corpus; the seeds are read only.
+    if "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" -max_total_time="$seconds" -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 \
         >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-        echo "fuzz: $t: ${runs:-?} runs in ${seconds}s, no crash"
+        echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs in ${seconds}s, no crash"
     else
         echo "fuzz: $t: FAILED; input kept in $build/crashes/$t/; log $log:" >&2
         grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | head -n 15 >&2

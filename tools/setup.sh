@@ -27,6 +27,8 @@ PACKAGES=(
   # build and test tools
   build-essential cmake pkg-config dpkg-dev clang libclang-rt-14-dev graphviz
   python3 procps iproute2 util-linux
+  # packaging and docker/ checks: compose.yaml parsing, man page formatting
+  python3-yaml groff-base
 )
 
 missing=()

@@ -291,8 +291,7 @@ Parsed<std::string> parse_dag_path(std::string_view text) {
 Parsed<ElasticSpec> parse_elastic(std::string_view text) {
     auto parts = split(trim(text), ':');
     if (parts.size() != 2 && parts.size() != 3)
-        return error("--ai-elastic", text,
-                     "MIN:MAX[:signal=SIG], two node counts with MIN <= MAX");
+        return error("--ai-elastic", text, "MIN:MAX[:signal=SIG], two node counts with MIN <= MAX");
     auto lo = parse_count("--ai-elastic MIN", parts[0], 1, 100000);
     if (!lo)
         return lo.error();

@@ -151,8 +151,9 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
                                 : lowest_gpus(c.state.free_gpus[h], k);
         remaining -= static_cast<int>(p.gpus[i].size());
     }
-    // Hosts that ended up giving nothing (more hosts than GPUs needed) are dropped.
-    for (std::size_t i = hosts.size(); i-- > 0;)
+    // Hosts that ended up giving nothing (more hosts than GPUs needed) are dropped, but
+    // never below the job's node count: -N16 --gpus=2 still gets 16 nodes, 14 without GPUs.
+    for (std::size_t i = hosts.size(); i-- > 0 && std::ssize(p.hosts) > c.hosts_needed;)
         if (p.gpus[i].empty()) {
             p.hosts.erase(p.hosts.begin() + static_cast<long>(i));
             p.gpus.erase(p.gpus.begin() + static_cast<long>(i));

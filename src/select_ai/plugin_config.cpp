@@ -137,12 +137,28 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         } else if (key == "riskswitchperday") {
             if (!(err = parse_number(l, 0, 1e3, x)))
                 c.risk.switch_per_day = x;
+        } else if (key == "elasticviewdir") {
+            if (l.value.front() != '/')
+                return l.error("an absolute directory path");
+            c.elastic.view_dir = l.value;
+        } else if (key == "elasticauto") {
+            err = parse_bool(l, c.elastic.auto_resize);
+        } else if (key == "elasticinterval" || key == "elasticgrowtimeout" ||
+                   key == "elasticgrowcooldown") {
+            auto d = parse_duration(l.key, l.value);
+            if (!d || d.value() == 0)
+                return l.error("a duration such as 5, 30s or 2m, at least 1 s");
+            (key == "elasticinterval"      ? c.elastic.interval_s
+             : key == "elasticgrowtimeout" ? c.elastic.grow_timeout_s
+                                           : c.elastic.grow_cooldown_s) = d.value();
         } else {
             return l.error(
                 "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
                 "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
                 "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
-                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug");
+                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug, "
+                "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
+                "ElasticGrowCooldown");
         }
         if (err)
             return *err;

@@ -12,7 +12,9 @@
 
 #include "src/common/slurm_xlator.h"
 
+#include <dlfcn.h>
 #include <inttypes.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include "cons_tres_forward.h"
@@ -45,6 +47,43 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 int init(void) {
     debug("%s: loading", plugin_type);
     return cons_tres_load();
+}
+
+/*
+ * slurmctld-only symbols. slurmd and the client commands load this plugin too, where
+ * they do not exist, and Slurm opens plugins with RTLD_NOW: a direct reference would
+ * keep the plugin from loading there. They are looked up in select_p_node_init(), which
+ * only slurmctld calls; until then (and if one is missing) gangs, expansion placement and
+ * the GRES merge are off and Slurm's own behaviour applies.
+ */
+static struct {
+    List *job_list;
+    bitstr_t **avail_node_bitmap, **share_node_bitmap;
+    job_record_t *(*find_job_record)(uint32_t job_id);
+    void (*gres_job_merge)(List from, bitstr_t *from_nodes, List to, bitstr_t *to_nodes);
+    int (*gres_job_alloc)(List req, List *alloc, List node_gres, int node_cnt, int node_index,
+                          int node_offset, uint32_t job_id, char *node_name, bitstr_t *cores,
+                          bool new_alloc);
+    void (*gres_job_build_details)(List alloc, uint32_t *cnt, char ***detail, char **total);
+    bool found;
+} ctld;
+
+static void _find_ctld_symbols(void) {
+    ctld.job_list = dlsym(RTLD_DEFAULT, "job_list");
+    ctld.avail_node_bitmap = dlsym(RTLD_DEFAULT, "avail_node_bitmap");
+    ctld.share_node_bitmap = dlsym(RTLD_DEFAULT, "share_node_bitmap");
+    *(void **)&ctld.find_job_record = dlsym(RTLD_DEFAULT, "find_job_record");
+    *(void **)&ctld.gres_job_merge = dlsym(RTLD_DEFAULT, "gres_ctld_job_merge");
+    *(void **)&ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, "gres_ctld_job_alloc");
+    *(void **)&ctld.gres_job_build_details = dlsym(RTLD_DEFAULT, "gres_ctld_job_build_details");
+    ctld.found = ctld.job_list && ctld.avail_node_bitmap && ctld.share_node_bitmap &&
+                 ctld.find_job_record && ctld.gres_job_merge && ctld.gres_job_alloc &&
+                 ctld.gres_job_build_details;
+    if (!ctld.found)
+        error(
+            "%s: slurmctld symbols not found (%s); gangs, expansion placement and GPU job "
+            "expansion are off",
+            plugin_type, dlerror());
 }
 
 int fini(void) {
@@ -96,6 +135,20 @@ static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max
 
     memset(req, 0, sizeof(*req));
     req->job_id = job_ptr->job_id;
+    req->user_id = job_ptr->user_id;
+    if (job_ptr->details && job_ptr->details->expanding_jobid && ctld.found) {
+        /* An expansion job: placed next to the job it grows (see _job_request_free). */
+        job_record_t *parent = ctld.find_job_record(job_ptr->details->expanding_jobid);
+        if (parent && IS_JOB_RUNNING(parent) && parent->node_bitmap) {
+            int *nodes = xcalloc(bit_set_count(parent->node_bitmap) + 1, sizeof(int));
+            for (int i = 0; i < bit_size(parent->node_bitmap); i++)
+                if (bit_test(parent->node_bitmap, i))
+                    nodes[req->expands_len++] = i;
+            req->expands = nodes;
+            req->expands_env = (const char *const *)parent->spank_job_env;
+            req->expands_env_size = parent->spank_job_env_size;
+        }
+    }
     req->min_nodes = min_nodes ? min_nodes : 1;
     req->max_nodes = max_nodes ? max_nodes : req->min_nodes;
     req->tasks = job_ptr->details && job_ptr->details->num_tasks ? job_ptr->details->num_tasks : 1;
@@ -124,6 +177,12 @@ static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max
     if (req->gpus_per_node && !req->total_gpus)
         req->total_gpus = req->gpus_per_node * req->min_nodes;
     return supported;
+}
+
+static void _job_request_free(ai_job_t *req) {
+    int *nodes = (int *)req->expands;
+    xfree(nodes);
+    req->expands = NULL;
 }
 
 /* Free GPUs of a node as a bit mask, from its GRES state. */
@@ -203,6 +262,8 @@ static void _note_down_nodes(void) {
     static bitstr_t *was_down;
     static time_t looked_at;
     node_record_t *node_ptr;
+    bool noted = false;
+    char err[512] = "";
 
     /* Node states change far less often than jobs are tested. */
     if (was_down && looked_at == last_node_update)
@@ -217,12 +278,19 @@ static void _note_down_nodes(void) {
         if (down && !bit_test(was_down, node_ptr->index)) {
             bit_set(was_down, node_ptr->index);
             ai_select_note_failure(node_ptr->name);
+            noted = true;
             log_flag(SELECT_TYPE, "%s: %s is down: counted in its failure history", plugin_type,
                      node_ptr->name);
         } else if (!down) {
             bit_clear(was_down, node_ptr->index);
         }
     }
+    /*
+     * Saved now, not at slurmctld's next full state save (every 5 minutes, and at a clean
+     * shutdown): a controller that crashes in between must not forget the failure.
+     */
+    if (noted && ai_select_state_save(slurm_conf.state_save_location, err, sizeof(err)) < 0)
+        error("%s: cannot save state in %s: %s", plugin_type, slurm_conf.state_save_location, err);
 }
 
 static bitstr_t *_bitmap_of(const int *nodes, uint32_t count) {
@@ -244,15 +312,56 @@ int select_p_state_restore(char *dir_name) {
     char err[512] = "";
     if (ai_select_state_restore(dir_name, err, sizeof(err)) < 0)
         error("%s: %s", plugin_type, err);
+    /*
+     * Written at once, also after a clean start: from the first start on, a missing file
+     * is a lost one. (slurmctld also calls this at every reconfigure.)
+     */
+    if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
+        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
     return cons_tres.state_restore(dir_name);
 }
 
+/*
+ * slurmctld keeps an expansion job's link to the job it grows (expanding_jobid) in memory
+ * only: after a restart, NumNodes=0 on the expansion job fails ("Node count specification
+ * invalid") and the grow can never complete. The link comes back from the job's
+ * dependency (expand:<id>, kept while it is pending) or from the name the suite's tools
+ * give expansion jobs (ai-expand:<id>): at start-up for every job, and in every test of a
+ * pending one.
+ */
+static void _restore_expansion_link(job_record_t *job_ptr) {
+    const char *from = NULL;
+    char *end = NULL;
+    unsigned long parent;
+
+    if (!job_ptr->details || job_ptr->details->expanding_jobid || IS_JOB_FINISHED(job_ptr))
+        return;
+    if (job_ptr->details->dependency && (from = strstr(job_ptr->details->dependency, "expand:")))
+        from += 7;
+    else if (job_ptr->name && !strncmp(job_ptr->name, "ai-expand:", 10))
+        from = job_ptr->name + 10;
+    if (!from)
+        return;
+    parent = strtoul(from, &end, 10);
+    if (!parent || parent > UINT32_MAX || end == from)
+        return;
+    job_ptr->details->expanding_jobid = (uint32_t)parent;
+    verbose("%s: %pJ expands JobId=%lu again (link restored after a restart)", plugin_type, job_ptr,
+            parent);
+}
+
 int select_p_job_init(List job_list) {
+    ListIterator it = list_iterator_create(job_list);
+    job_record_t *job_ptr;
+    while ((job_ptr = list_next(it)))
+        _restore_expansion_link(job_ptr);
+    list_iterator_destroy(it);
     return cons_tres.job_init(job_list);
 }
 
 int select_p_node_init(void) {
     int rc = cons_tres.node_init();
+    _find_ctld_symbols();
     _load_topology();
     return rc;
 }
@@ -281,48 +390,58 @@ static bool _has_room(node_record_t *node_ptr, uint16_t cpus, uint64_t mem) {
     return true;
 }
 
-/*
- * The job's --ai-locality value as the job's SPANK environment carries it: 0 none,
- * 1 soft, 2 hard.
- */
-static int _locality(job_record_t *job_ptr) {
-    static const char key[] = "_SLURM_SPANK_OPTION_ai_ai_locality=";
+/* The value of one of the job's --ai-* options in its SPANK environment, or NULL. */
+static const char *_spank_option(job_record_t *job_ptr, const char *key) {
     for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
         const char *v = job_ptr->spank_job_env[i] ? strstr(job_ptr->spank_job_env[i], key) : NULL;
         if (v)
-            return xstrncasecmp(v + sizeof(key) - 1, "hard", 4) ? 1 : 2;
+            return v + strlen(key);
     }
-    return 0;
+    return NULL;
 }
 
-/*
- * Asks the engine about a job, with the candidate nodes of `bitmap` and slurmctld's GRES
- * state. Fills `out` (when given; its buffers are the caller's to xfree) and returns
- * AI_PLACED, AI_WAIT or AI_PASSTHROUGH; an engine error is a passthrough.
- */
-static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
-    ai_outcome_t local;
-    uint16_t cpus = 1;
-    uint64_t mem = 0;
+/* The job's --ai-locality: 0 none, 1 soft, 2 hard. */
+static int _locality(job_record_t *job_ptr) {
+    const char *v = _spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_locality=");
+    if (!v)
+        return 0;
+    return xstrncasecmp(v, "hard", 4) ? 1 : 2;
+}
+
+/* The --ai-gang value of a job, or NULL. */
+static const char *_gang(job_record_t *job_ptr) {
+    return _spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_gang=");
+}
+
+/* Whether two --ai-gang values name the same gang (NAME is what precedes ':'). */
+static bool _same_gang(const char *a, const char *b) {
+    size_t la = strcspn(a, ":"), lb = strcspn(b, ":");
+    return la == lb && !strncmp(a, b, la);
+}
+
+/* What one node of the job must have left: its CPUs and memory per node. */
+static void _per_node_need(job_record_t *job_ptr, uint32_t nodes, uint16_t *cpus, uint64_t *mem) {
     struct job_details *d = job_ptr->details;
+    *cpus = 1;
+    *mem = 0;
+    if (d && nodes) {
+        uint32_t per_node = d->min_cpus / nodes;
+        *cpus = per_node > 1 ? (uint16_t)MIN(per_node, UINT16_MAX) : 1;
+        if (d->pn_min_memory & MEM_PER_CPU)
+            *mem = (d->pn_min_memory & ~MEM_PER_CPU) * *cpus;
+        else
+            *mem = d->pn_min_memory;
+    }
+}
+
+/* Room on the candidates of `bitmap` for one node of the job, with their free GPUs. */
+static ai_node_t *_view_of(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t nodes) {
     ai_node_t *view = xcalloc(node_record_count + 1, sizeof(*view));
     node_record_t *node_ptr;
-    char err[512] = "";
+    uint16_t cpus;
+    uint64_t mem;
 
-    /* What one node must have left: CPUs and memory per node of the request. */
-    if (d && req->min_nodes) {
-        uint32_t per_node = d->min_cpus / req->min_nodes;
-        cpus = per_node > 1 ? (uint16_t)MIN(per_node, UINT16_MAX) : 1;
-        if (d->pn_min_memory & MEM_PER_CPU)
-            mem = (d->pn_min_memory & ~MEM_PER_CPU) * cpus;
-        else
-            mem = d->pn_min_memory;
-    }
-    if (!out)
-        out = &local;
-    memset(out, 0, sizeof(*out));
-    out->nodes = xcalloc(node_record_count + 1, sizeof(int));
-    out->widen = xcalloc(node_record_count + 1, sizeof(int));
+    _per_node_need(job_ptr, nodes, &cpus, &mem);
     /* Only candidates are looked at: the rest stay unusable and cost nothing. */
     for (int i = 0; (node_ptr = next_node(&i)); i++) {
         if (!bit_test(bitmap, node_ptr->index) || !_has_room(node_ptr, cpus, mem))
@@ -331,70 +450,75 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
         view[node_ptr->index].free_gpus = _free_gpus(node_ptr);
         view[node_ptr->index].weight = node_ptr->weight;
     }
+    return view;
+}
+
+static void _outcome_init(ai_outcome_t *out) {
+    memset(out, 0, sizeof(*out));
+    out->nodes = xcalloc(node_record_count + 1, sizeof(int));
+    out->widen = xcalloc(node_record_count + 1, sizeof(int));
+}
+
+static void _outcome_free(ai_outcome_t *out) {
+    xfree(out->nodes);
+    xfree(out->widen);
+}
+
+/*
+ * Asks the engine about a job, with the candidate nodes of `bitmap` and slurmctld's GRES
+ * state. Fills `out` (when given; _outcome_free releases it) and returns AI_PLACED,
+ * AI_WAIT or AI_PASSTHROUGH; an engine error is a passthrough.
+ */
+static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
+    ai_outcome_t local;
+    ai_node_t *view = _view_of(job_ptr, bitmap, req->min_nodes);
+    char err[512] = "";
+
+    if (!out)
+        out = &local;
+    _outcome_init(out);
     if (ai_select_decide(req, view, node_record_count, out, err, sizeof(err)) < 0) {
         out->kind = AI_PASSTHROUGH;
         out->log_reason = 1;
         snprintf(out->reason, sizeof(out->reason), "engine error: %s", err);
     }
     xfree(view);
-    if (out == &local) {
-        xfree(local.nodes);
-        xfree(local.widen);
-    }
+    if (out == &local)
+        _outcome_free(&local);
     return out->kind;
 }
 
 /*
- * Run-now: the engine picks the nodes from the candidates and cons_tres allocates on
- * exactly those. If cons_tres refuses them, it gets the engine's whole subtree, and then
- * the full candidate bitmap. Will-run (backfill) and test-only go to cons_tres
- * unchanged, so that their start times are the ones run-now will meet: the engine always
- * finds a placement when cons_tres does, unless the job asked for locality.
+ * Node counts for cons_tres: an elastic job (--ai-elastic=MIN:MAX) may start with as
+ * few as MIN nodes and grow to MAX, within what slurmctld allows the job (max_nodes).
  */
-int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
-                      uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                      List preemptee_candidates, List *preemptee_job_list,
-                      bitstr_t *exc_core_bitmap) {
-    ai_job_t req;
-    ai_outcome_t out;
-    int rc, locality;
-    bitstr_t *orig, *attempt;
+static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_t *min_nodes,
+                         uint32_t *max_nodes, uint32_t *req_nodes) {
+    uint32_t lo = 0, hi = 0;
 
-    _note_down_nodes();
-    /*
-     * Backfill must not reserve nodes for a job that waits for locality: the engine would
-     * not start it there, and the reservation would hold back every job behind it. When
-     * hard locality will be met cannot be foreseen, so such jobs get no reservation and
-     * start when run-now finds them a compact placement; soft locality waits only while
-     * the engine says so.
-     */
-    if (mode == SELECT_MODE_WILL_RUN && (locality = _locality(job_ptr))) {
-        if (locality == 2)
-            return SLURM_ERROR;
-        if (_job_request(job_ptr, min_nodes, max_nodes, &req) &&
-            _decide(job_ptr, bitmap, &req, NULL) == AI_WAIT)
-            return SLURM_ERROR;
+    if (out && out->min_nodes) {
+        *min_nodes = out->min_nodes;
+        *max_nodes = MAX(out->min_nodes, MIN(out->max_nodes, *max_nodes));
+        *req_nodes = MIN(MAX(out->req_nodes, *min_nodes), *max_nodes);
+    } else if (ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
+                                       job_ptr->spank_job_env_size, &lo, &hi) > 0) {
+        *min_nodes = lo;
+        *max_nodes = MAX(lo, MIN(hi, *max_nodes));
+        *req_nodes = *max_nodes;
     }
-    if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req))
-        return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+}
 
-    _decide(job_ptr, bitmap, &req, &out);
+/*
+ * A placed job: cons_tres allocates on exactly the engine's nodes; if it refuses them,
+ * it gets the engine's whole subtree, and then (full_fallback) the full candidate bitmap.
+ */
+static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcome_t *out,
+                        uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                        List preemptee_candidates, List *preemptee_job_list,
+                        bitstr_t *exc_core_bitmap, bool full_fallback) {
+    bitstr_t *orig = bit_copy(bitmap), *attempt;
+    int rc = SLURM_ERROR;
 
-    if (out.kind == AI_WAIT) {
-        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);
-        rc = SLURM_ERROR;
-        goto done;
-    }
-    if (out.kind == AI_PASSTHROUGH) {
-        if (out.log_reason)
-            info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
-        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-        goto done;
-    }
-
-    orig = bit_copy(bitmap);
     if (ai_select_debug()) {
         /* What plain cons_tres would choose, for the record; run-now selects, allocates not. */
         bitstr_t *stock = bit_copy(orig);
@@ -408,32 +532,236 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
         }
         FREE_NULL_BITMAP(stock);
     }
-    for (int step = 0; step < 3; step++) {
+    for (int step = 0; step < (full_fallback ? 3 : 2); step++) {
         if (step == 0)
-            attempt = _bitmap_of(out.nodes, out.nodes_len);
+            attempt = _bitmap_of(out->nodes, out->nodes_len);
         else if (step == 1)
-            attempt = _bitmap_of(out.widen, out.widen_len);
+            attempt = _bitmap_of(out->widen, out->widen_len);
         else
             attempt = bit_copy(orig);
         bit_and(attempt, orig);
-        rc = cons_tres.job_test(job_ptr, attempt, min_nodes, max_nodes, req_nodes, mode,
-                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        rc = cons_tres.job_test(
+            job_ptr, attempt, min_nodes, max_nodes,
+            step == 0 ? MIN(MAX(out->nodes_len, min_nodes), max_nodes) : req_nodes, mode,
+            preemptee_candidates, preemptee_job_list, exc_core_bitmap);
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
             if (step > 0)
                 info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", plugin_type,
                      job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
             else
-                log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.reason);
+                log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out->reason);
             FREE_NULL_BITMAP(attempt);
             break;
         }
         FREE_NULL_BITMAP(attempt);
     }
     FREE_NULL_BITMAP(orig);
-done:
-    xfree(out.nodes);
-    xfree(out.widen);
+    return rc;
+}
+
+/*
+ * Where another member of a gang could run, roughly as slurmctld will see it when it
+ * tests that job: its partition's nodes that are up and shareable, less those it
+ * excludes, with room for one node of it. The member's own test has the last word.
+ */
+static uint8_t *_member_usable(job_record_t *m) {
+    uint8_t *usable = xcalloc(node_record_count + 1, sizeof(uint8_t));
+    bitstr_t *b;
+    node_record_t *node_ptr;
+    uint16_t cpus;
+    uint64_t mem;
+
+    if (!m->part_ptr || !m->part_ptr->node_bitmap)
+        return usable;
+    b = bit_copy(m->part_ptr->node_bitmap);
+    if (*ctld.avail_node_bitmap)
+        bit_and(b, *ctld.avail_node_bitmap);
+    if (*ctld.share_node_bitmap)
+        bit_and(b, *ctld.share_node_bitmap);
+    if (m->details && m->details->exc_node_bitmap)
+        bit_and_not(b, m->details->exc_node_bitmap);
+    _per_node_need(m, m->details ? m->details->min_nodes : 1, &cpus, &mem);
+    for (int i = 0; (node_ptr = next_node(&i)); i++)
+        if (bit_test(b, node_ptr->index) && _has_room(node_ptr, cpus, mem))
+            usable[node_ptr->index] = 1;
+    FREE_NULL_BITMAP(b);
+    return usable;
+}
+
+/*
+ * A gang member (--ai-gang): waits, with its reason in SystemComment, until every member
+ * is pending; then the whole gang is placed at once and each member starts on its share
+ * (see SelectService::decide_gang). Backfill's will-run test only checks the barrier, so
+ * that no member gets a reservation before its gang can start.
+ */
+static int _gang_job_test(job_record_t *job_ptr, const char *gang, bitstr_t *bitmap,
+                          uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                          List preemptee_candidates, List *preemptee_job_list,
+                          bitstr_t *exc_core_bitmap) {
+    ai_gang_member_t *members = NULL;
+    uint32_t count = 0, cap = 0;
+    ai_job_t req;
+    ai_outcome_t out;
+    ai_node_t *view;
+    job_record_t *m;
+    ListIterator it;
+    time_t now = time(NULL);
+    char err[512] = "";
+    int rc;
+    const int place = mode == SELECT_MODE_RUN_NOW;
+
+    _job_request(job_ptr, min_nodes, max_nodes, &req);
+    it = list_iterator_create(*ctld.job_list);
+    while ((m = list_next(it))) {
+        const char *g;
+        ai_gang_member_t *gm;
+        if (m->user_id != job_ptr->user_id || !(g = _gang(m)) || !_same_gang(g, gang))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 8;
+            xrecalloc(members, cap, sizeof(*members));
+        }
+        gm = &members[count++];
+        _job_request(m, m->details ? m->details->min_nodes : 1,
+                     m->details && m->details->max_nodes ? m->details->max_nodes
+                     : m->details                        ? m->details->min_nodes
+                                                         : 1,
+                     &gm->job);
+        gm->state = IS_JOB_PENDING(m) && !IS_JOB_COMPLETING(m) ? AI_MEMBER_PENDING
+                    : IS_JOB_RUNNING(m) || IS_JOB_SUSPENDED(m) ? AI_MEMBER_RUNNING
+                                                               : AI_MEMBER_ENDED;
+        gm->eligible =
+            gm->state == AI_MEMBER_PENDING && m->priority != 0 &&
+            (!m->details || !m->details->begin_time || m->details->begin_time <= now) &&
+            (!m->details || !m->details->depend_list || !list_count(m->details->depend_list));
+        gm->submit_time = m->details ? m->details->submit_time : 0;
+        if (gm->state == AI_MEMBER_PENDING && m != job_ptr && place)
+            gm->usable = _member_usable(m);
+    }
+    list_iterator_destroy(it);
+
+    view = _view_of(job_ptr, bitmap, req.min_nodes);
+    if (place) {
+        /* Free GPUs of the nodes the other members may use count in the joint placement. */
+        for (uint32_t i = 0; i < count; i++)
+            for (int n = 0; members[i].usable && n < node_record_count; n++)
+                if (members[i].usable[n] && !view[n].usable && node_record_table_ptr[n]) {
+                    view[n].free_gpus = _free_gpus(node_record_table_ptr[n]);
+                    view[n].weight = node_record_table_ptr[n]->weight;
+                }
+    }
+    _outcome_init(&out);
+    if (ai_select_decide_gang(&req, members, count, view, node_record_count, now, place, &out, err,
+                              sizeof(err)) < 0) {
+        /* An engine failure must not start one member alone: the gang waits. */
+        out.kind = AI_WAIT;
+        snprintf(out.reason, sizeof(out.reason), "gang engine error: %s", err);
+        error("%s: %pJ: %s", plugin_type, job_ptr, out.reason);
+    }
+    if (out.comment[0] && xstrcmp(job_ptr->system_comment, out.comment)) {
+        xfree(job_ptr->system_comment);
+        job_ptr->system_comment = xstrdup(out.comment);
+        log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.comment);
+    }
+    if (ai_select_gangs_save(slurm_conf.state_save_location, now, err, sizeof(err)) < 0)
+        error("%s: cannot write the gangs' state: %s", plugin_type, err);
+
+    _node_counts(job_ptr, &out, &min_nodes, &max_nodes, &req_nodes);
+    if (out.kind == AI_WAIT)
+        rc = SLURM_ERROR;
+    else if (out.kind == AI_PASSTHROUGH)
+        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    else
+        /* Never the full candidate set: it would reach into the other members' nodes. */
+        rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, false);
+
+    _outcome_free(&out);
+    xfree(view);
+    for (uint32_t i = 0; i < count; i++) {
+        _job_request_free(&members[i].job);
+        xfree(members[i].usable);
+    }
+    xfree(members);
+    _job_request_free(&req);
+    return rc;
+}
+
+/*
+ * Run-now: the engine picks the nodes from the candidates and cons_tres allocates on
+ * exactly those (see _test_placed). Will-run (backfill) and test-only go to cons_tres
+ * unchanged, so that their start times are the ones run-now will meet: the engine always
+ * finds a placement when cons_tres does, unless the job asked for locality. Gang members
+ * go through _gang_job_test; other jobs' run-now tests leave out the nodes planned for
+ * gang members that have not started yet.
+ */
+int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
+                      uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                      List preemptee_candidates, List *preemptee_job_list,
+                      bitstr_t *exc_core_bitmap) {
+    ai_job_t req;
+    ai_outcome_t out;
+    int rc, locality;
+    const char *gang;
+
+    _note_down_nodes();
+    _restore_expansion_link(job_ptr);
+    /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
+    if (mode != SELECT_MODE_TEST_ONLY && (gang = _gang(job_ptr)) && ctld.found)
+        return _gang_job_test(job_ptr, gang, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    if (mode == SELECT_MODE_RUN_NOW) {
+        int *held = xcalloc(node_record_count + 1, sizeof(int));
+        uint32_t n = ai_select_gang_reserved(job_ptr->job_id, time(NULL), held, node_record_count);
+        for (uint32_t i = 0; i < n; i++)
+            if (held[i] >= 0 && held[i] < bit_size(bitmap))
+                bit_clear(bitmap, held[i]);
+        xfree(held);
+    }
+    /*
+     * Backfill must not reserve nodes for a job that waits for locality: the engine would
+     * not start it there, and the reservation would hold back every job behind it. When
+     * hard locality will be met cannot be foreseen, so such jobs get no reservation and
+     * start when run-now finds them a compact placement; soft locality waits only while
+     * the engine says so.
+     */
+    if (mode == SELECT_MODE_WILL_RUN && (locality = _locality(job_ptr))) {
+        bool wait;
+        if (locality == 2)
+            return SLURM_ERROR;
+        wait = _job_request(job_ptr, min_nodes, max_nodes, &req) &&
+               _decide(job_ptr, bitmap, &req, NULL) == AI_WAIT;
+        _job_request_free(&req);
+        if (wait)
+            return SLURM_ERROR;
+    }
+    if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req)) {
+        if (mode == SELECT_MODE_RUN_NOW)
+            _job_request_free(&req);
+        _node_counts(job_ptr, NULL, &min_nodes, &max_nodes, &req_nodes);
+        return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    }
+
+    _decide(job_ptr, bitmap, &req, &out);
+    _job_request_free(&req);
+    _node_counts(job_ptr, &out, &min_nodes, &max_nodes, &req_nodes);
+
+    if (out.kind == AI_WAIT) {
+        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);
+        rc = SLURM_ERROR;
+    } else if (out.kind == AI_PASSTHROUGH) {
+        if (out.log_reason)
+            info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
+        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    } else {
+        rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, true);
+    }
+    _outcome_free(&out);
     return rc;
 }
 
@@ -463,6 +791,7 @@ static void _record(job_record_t *job_ptr) {
         job_ptr->system_comment = xstrdup(summary);
         verbose("%s: %pJ %s; GPUs %s", plugin_type, job_ptr, summary, gpus ? gpus : "none");
     }
+    _job_request_free(&req);
     xfree(gpus);
 }
 
@@ -470,15 +799,106 @@ int select_p_job_ready(job_record_t *job_ptr) {
     return cons_tres.job_ready(job_ptr);
 }
 
+/*
+ * A merged job's GRES total is the sum over its nodes: gres_ctld_job_merge moves the
+ * per-node counts but leaves total_gres as the job had it, and a later shrink refuses to
+ * take off a node whose count reaches that stale total (ESLURM_UNSUPPORTED_GRES), leaving
+ * the job's per-node arrays unshifted and the node's GPUs booked for ever.
+ */
+static void _sum_total_gres(List gres_list) {
+    ListIterator it;
+    gres_state_t *gs;
+
+    if (!gres_list)
+        return;
+    it = list_iterator_create(gres_list);
+    while ((gs = list_next(it))) {
+        gres_job_state_t *js = gs->gres_data;
+        uint64_t total = 0;
+        if (!js || !js->gres_cnt_node_alloc || js->total_gres == NO_CONSUME_VAL64)
+            continue;
+        for (uint32_t n = 0; n < js->node_cnt; n++)
+            total += js->gres_cnt_node_alloc[n];
+        js->total_gres = total;
+    }
+    list_iterator_destroy(it);
+}
+
+/*
+ * Merges an expansion job's resources into the job it expands (scontrol update
+ * NumNodes=0 on the expansion job). cons_tres refuses jobs with GRES ("has allocated
+ * GRES"), which rules out every GPU job, so the GRES part is done here: cons_tres merges
+ * cores, memory and the allocated-GRES lists with the request lists hidden, then both
+ * request lists are merged by node and the merged job's GPUs are booked on its nodes the
+ * way slurmctld rebooks a running job at start-up (gres_ctld_job_alloc, new_alloc false).
+ */
 int select_p_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
-    return cons_tres.job_expand(from_job_ptr, to_job_ptr);
+    List from_req = from_job_ptr->gres_list_req, to_req = to_job_ptr->gres_list_req;
+    bitstr_t *from_nodes, *to_nodes;
+    job_resources_t *res;
+    int rc;
+
+    if ((!from_req && !to_req) || !ctld.found || !from_job_ptr->job_resrcs ||
+        !to_job_ptr->job_resrcs || !from_job_ptr->job_resrcs->node_bitmap ||
+        !to_job_ptr->job_resrcs->node_bitmap)
+        return cons_tres.job_expand(from_job_ptr, to_job_ptr);
+    if (!from_req || !to_req) {
+        /* The request lists are indexed by each job's own nodes: one alone cannot serve. */
+        error("%s: cannot merge %pJ into %pJ: only one of them has GRES", plugin_type, from_job_ptr,
+              to_job_ptr);
+        return SLURM_ERROR;
+    }
+    from_nodes = bit_copy(from_job_ptr->job_resrcs->node_bitmap);
+    to_nodes = bit_copy(to_job_ptr->job_resrcs->node_bitmap);
+    from_job_ptr->gres_list_req = to_job_ptr->gres_list_req = NULL;
+    rc = cons_tres.job_expand(from_job_ptr, to_job_ptr);
+    from_job_ptr->gres_list_req = from_req;
+    to_job_ptr->gres_list_req = to_req;
+    if (rc == SLURM_SUCCESS && (res = to_job_ptr->job_resrcs) && res->node_bitmap) {
+        ctld.gres_job_merge(from_req, from_nodes, to_req, to_nodes);
+        for (int i = 0, n = -1; i < bit_size(res->node_bitmap); i++) {
+            bitstr_t *cores;
+            if (!bit_test(res->node_bitmap, i))
+                continue;
+            n++;
+            if (!res->cpus[n] || !node_record_table_ptr[i])
+                continue;
+            cores = copy_job_resources_node(res, n);
+            /* Its return value is SLURM_ERROR even on success; it logs real failures. */
+            (void)ctld.gres_job_alloc(to_job_ptr->gres_list_req, &to_job_ptr->gres_list_alloc,
+                                      node_record_table_ptr[i]->gres_list, res->nhosts, i, n,
+                                      to_job_ptr->job_id, node_record_table_ptr[i]->name, cores,
+                                      false);
+            FREE_NULL_BITMAP(cores);
+        }
+        _sum_total_gres(to_job_ptr->gres_list_req);
+        _sum_total_gres(to_job_ptr->gres_list_alloc);
+        ctld.gres_job_build_details(to_job_ptr->gres_list_alloc, &to_job_ptr->gres_detail_cnt,
+                                    &to_job_ptr->gres_detail_str, &to_job_ptr->gres_used);
+        verbose("%s: %pJ merged into %pJ with its GRES; now %s", plugin_type, from_job_ptr,
+                to_job_ptr, to_job_ptr->nodes);
+    }
+    FREE_NULL_BITMAP(from_nodes);
+    FREE_NULL_BITMAP(to_nodes);
+    return rc;
 }
 
 int select_p_job_resized(job_record_t *job_ptr, node_record_t *node_ptr) {
     return cons_tres.job_resized(job_ptr, node_ptr);
 }
 
+/*
+ * Without a database (AccountingStorageType=accounting_storage/none) a resized job keeps
+ * db_index NO_VAL64 ("being set") for ever, and slurmctld refuses every later update of
+ * it, a second resize included. Nothing would ever set it: once the resize is over (the
+ * resizer signals the job), the job is given the index a job without a database has.
+ */
 int select_p_job_signal(job_record_t *job_ptr, int signal) {
+    if (job_ptr->db_index == NO_VAL64 && !IS_JOB_RESIZING(job_ptr) &&
+        !xstrcmp(slurm_conf.accounting_storage_type, "accounting_storage/none")) {
+        job_ptr->db_index = 0;
+        debug("%s: %pJ: accounting index reset after its resize", plugin_type, job_ptr);
+    }
     return cons_tres.job_signal(job_ptr, signal);
 }
 

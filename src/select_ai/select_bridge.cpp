@@ -30,6 +30,37 @@ std::vector<const char *> env_of(const ai_job_t *job) {
     return env;
 }
 
+slurm_ai::SelectJob job_of(const ai_job_t *job) {
+    return slurm_ai::SelectJob{job->job_id,     job->min_nodes, job->max_nodes, job->gpus_per_node,
+                               job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
+}
+
+std::vector<slurm_ai::SelectNode> view_of(const ai_node_t *nodes, uint32_t node_count) {
+    std::vector<slurm_ai::SelectNode> view(node_count);
+    for (uint32_t i = 0; i < node_count; ++i)
+        view[i] = {nodes[i].usable != 0, nodes[i].free_gpus, static_cast<double>(nodes[i].weight)};
+    return view;
+}
+
+void fill_outcome(const slurm_ai::SelectOutcome &o, uint32_t node_count, ai_outcome_t *out) {
+    out->kind = o.kind == slurm_ai::SelectOutcome::Kind::kPlaced ? AI_PLACED
+                : o.kind == slurm_ai::SelectOutcome::Kind::kWait ? AI_WAIT
+                                                                 : AI_PASSTHROUGH;
+    out->nodes_len = out->widen_len = 0;
+    for (int n : o.nodes)
+        if (n >= 0 && out->nodes_len < node_count)
+            out->nodes[out->nodes_len++] = n;
+    for (int n : o.widen)
+        if (n >= 0 && out->widen_len < node_count)
+            out->widen[out->widen_len++] = n;
+    out->log_reason = o.log_reason ? 1 : 0;
+    out->min_nodes = o.min_nodes;
+    out->max_nodes = o.max_nodes;
+    out->req_nodes = o.req_nodes;
+    copy_message(out->reason, sizeof out->reason, o.reason);
+    copy_message(out->comment, sizeof out->comment, o.comment);
+}
+
 double now_s() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
@@ -59,25 +90,18 @@ extern "C" int ai_select_debug(void) {
 extern "C" int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uint32_t node_count,
                                 ai_outcome_t *out, char *err, size_t errlen) {
     return guarded(err, errlen, [&] {
-        slurm_ai::SelectJob j{job->job_id,     job->min_nodes, job->max_nodes, job->gpus_per_node,
-                              job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
-        std::vector<slurm_ai::SelectNode> view(node_count);
-        for (uint32_t i = 0; i < node_count; ++i)
-            view[i] = {nodes[i].usable != 0, nodes[i].free_gpus,
-                       static_cast<double>(nodes[i].weight)};
-        auto o = service().decide(j, view);
-        out->kind = o.kind == slurm_ai::SelectOutcome::Kind::kPlaced ? AI_PLACED
-                    : o.kind == slurm_ai::SelectOutcome::Kind::kWait ? AI_WAIT
-                                                                     : AI_PASSTHROUGH;
-        out->nodes_len = out->widen_len = 0;
-        for (int n : o.nodes)
-            if (n >= 0 && out->nodes_len < node_count)
-                out->nodes[out->nodes_len++] = n;
-        for (int n : o.widen)
-            if (n >= 0 && out->widen_len < node_count)
-                out->widen[out->widen_len++] = n;
-        out->log_reason = o.log_reason ? 1 : 0;
-        copy_message(out->reason, sizeof out->reason, o.reason);
+        auto view = view_of(nodes, node_count);
+        if (job->expands_len) {
+            std::vector<const char *> parent_env;
+            if (job->expands_env)
+                parent_env.assign(job->expands_env, job->expands_env + job->expands_env_size);
+            fill_outcome(
+                service().decide_expansion(job_of(job), std::span(job->expands, job->expands_len),
+                                           parent_env, view),
+                node_count, out);
+        } else {
+            fill_outcome(service().decide(job_of(job), view), node_count, out);
+        }
         return 0;
     });
 }
@@ -140,5 +164,68 @@ extern "C" int ai_select_state_restore(const char *dir, char *err, size_t errlen
             return -1;
         }
         return 0;
+    });
+}
+
+extern "C" int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t *members,
+                                     uint32_t member_count, const ai_node_t *nodes,
+                                     uint32_t node_count, int64_t now, int place, ai_outcome_t *out,
+                                     char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        std::vector<slurm_ai::SelectGangMember> gang(member_count);
+        for (uint32_t i = 0; i < member_count; ++i) {
+            const ai_gang_member_t &m = members[i];
+            gang[i].job = job_of(&m.job);
+            gang[i].state = m.state == AI_MEMBER_RUNNING ? slurm_ai::MemberState::kRunning
+                            : m.state == AI_MEMBER_ENDED ? slurm_ai::MemberState::kEnded
+                                                         : slurm_ai::MemberState::kPending;
+            gang[i].eligible = m.eligible != 0;
+            gang[i].submit_time = m.submit_time;
+            if (m.usable)
+                gang[i].usable.assign(m.usable, m.usable + node_count);
+        }
+        fill_outcome(service().decide_gang(job_of(job), job->user_id, gang,
+                                           view_of(nodes, node_count), now, place != 0),
+                     node_count, out);
+        return 0;
+    });
+}
+
+extern "C" uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes,
+                                            uint32_t capacity) {
+    char err[64];
+    uint32_t n = 0;
+    guarded(err, sizeof err, [&] {
+        for (int node : service().gang_reserved(job_id, now))
+            if (n < capacity)
+                nodes[n++] = node;
+        return 0;
+    });
+    return n;
+}
+
+extern "C" int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        if (auto e = service().save_gangs(state_dir ? state_dir : "", now)) {
+            copy_message(err, errlen, *e);
+            return -1;
+        }
+        return 0;
+    });
+}
+
+extern "C" int ai_select_elastic_range(const char *const *env, uint32_t env_size,
+                                       uint32_t *min_nodes, uint32_t *max_nodes) {
+    char err[64];
+    return guarded(err, sizeof err, [&] {
+        std::vector<const char *> e;
+        if (env)
+            e.assign(env, env + env_size);
+        auto spec = slurm_ai::SelectService::elastic_of(e);
+        if (!spec)
+            return 0;
+        *min_nodes = spec->min_nodes;
+        *max_nodes = spec->max_nodes;
+        return 1;
     });
 }

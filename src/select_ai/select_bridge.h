@@ -20,6 +20,12 @@ typedef struct {
     uint32_t pending_s;
     const char *const *env; /* the job's SPANK environment */
     uint32_t env_size;
+    uint32_t user_id;
+    /* An expansion job (--dependency=expand): the nodes and SPANK env of the job it grows. */
+    const int *expands;
+    uint32_t expands_len;
+    const char *const *expands_env;
+    uint32_t expands_env_size;
 } ai_job_t;
 
 typedef struct {
@@ -38,7 +44,21 @@ typedef struct {
     uint32_t widen_len;
     int log_reason; /* first fallback of this job: log the reason */
     char reason[512];
+    /* Node counts for cons_tres (an elastic job's MIN..MAX); 0: the job's request. */
+    uint32_t min_nodes, max_nodes, req_nodes;
+    char comment[512]; /* a waiting job's SystemComment, or "" */
 } ai_outcome_t;
+
+enum { AI_MEMBER_PENDING = 0, AI_MEMBER_RUNNING = 1, AI_MEMBER_ENDED = 2 };
+
+/* A job of the same gang (same user, same --ai-gang NAME) as the one under test. */
+typedef struct {
+    ai_job_t job;
+    int state;    /* AI_MEMBER_* */
+    int eligible; /* pending and free to start: not held, no unmet dependency */
+    int64_t submit_time;
+    const uint8_t *usable; /* node_count entries: may this member run there */
+} ai_gang_member_t;
 
 /* (Re)loads ai_select.conf and the topology it names. On error the last good state stays. */
 int ai_select_load(const char *conf_path, const char *default_fabric, const char *const *node_names,
@@ -53,6 +73,22 @@ void ai_select_note_stock(uint32_t job_id, const char *nodes);
 int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
                      const char *gpus, char *summary, size_t summary_len, char *err, size_t errlen);
 void ai_select_forget(uint32_t job_id);
+
+/*
+ * A gang member's test: AI_WAIT (out->reason, out->comment), AI_PLACED (out->nodes) or
+ * AI_PASSTHROUGH (the barrier is open and cons_tres decides; with place 0, backfill's
+ * will-run test, this is the only answer besides AI_WAIT).
+ */
+int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t *members,
+                          uint32_t member_count, const ai_node_t *nodes, uint32_t node_count,
+                          int64_t now, int place, ai_outcome_t *out, char *err, size_t errlen);
+/* Nodes held for other gangs' unstarted members; returns how many were written. */
+uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint32_t capacity);
+/* <state_dir>/ai_select/gangs.json, when a gang changed. */
+int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen);
+/* The job's --ai-elastic MIN:MAX; 0 when it has none. */
+int ai_select_elastic_range(const char *const *env, uint32_t env_size, uint32_t *min_nodes,
+                            uint32_t *max_nodes);
 void ai_select_note_failure(const char *node);
 
 int ai_select_state_save(const char *dir, char *err, size_t errlen);

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -11,7 +12,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "select_service_loaded.hpp"
 #include "slurm_ai/cluster_files.hpp"
+#include "slurm_ai/elastic_plan.hpp"
 #include "slurm_ai/hostlist.hpp"
 #include "slurm_ai/topology_file.hpp"
 
@@ -40,14 +43,6 @@ void write_atomically(const std::filesystem::path &target, const std::string &te
 }
 
 }  // namespace
-
-struct SelectService::Loaded {
-    PluginConfig config;
-    ClusterGraph graph;
-    std::unique_ptr<PlacementEngine> engine;
-    std::vector<int> host_of_node;  // Slurm node index -> host, -1 outside the fabric
-    std::vector<int> node_of_host;  // host -> Slurm node index, -1 unknown to Slurm
-};
 
 SelectService::SelectService() = default;
 SelectService::~SelectService() = default;
@@ -124,40 +119,35 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         if (!multi_node && !l.config.single_node_gpus)
             return fallback("SingleNodeGpus=no", false);
     }
-    if (!hints.comm && l.config.default_comm && (multi_node || job.total_gpus > 1))
-        hints.comm = l.config.default_comm;
-    std::optional<TaskDag> dag;
-    if (hints.dag) {
-        auto parsed = parse_task_dag(*hints.dag, kDagEnvName);
-        if (!parsed)
-            return fallback("invalid task DAG: " + parsed.error().message(), true);
-        dag = std::move(*parsed);
-    }
-    JobDemand demand = make_demand(
-        JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
-        hints, std::move(dag));
-    demand.pending_s = job.pending_s;
+    std::string why;
+    auto demand = demand_of(job, hints, &why);
+    if (!demand)
+        return fallback(why, true);
 
-    ClusterState state(l.graph);
-    const double t = now_s();
-    std::fill(state.usable.begin(), state.usable.end(), 0);
     int candidates = 0;
-    for (std::size_t i = 0; i < nodes.size() && i < l.host_of_node.size(); ++i) {
-        int h = l.host_of_node[i];
-        if (h < 0 || !nodes[i].usable)
-            continue;
-        state.usable[h] = 1;
-        state.free_gpus[h] &= nodes[i].free_gpus;
-        state.weight[h] = nodes[i].weight;
-        ++candidates;
-    }
-    for (const auto &[name, hist] : failures_)
-        if (int h = l.graph.host_index(name); h >= 0)
-            state.failures[h] = failures(name, t);
+    ClusterState state = free_view(nodes, &candidates);
     if (candidates == 0)
         return fallback("no candidate node is a host of the fabric", true);
 
-    auto decision = l.engine->place(demand, state, l.config.policy);
+    // An elastic job takes as many nodes as fit, from its MAX (as far as Slurm's own
+    // limit for the job allows) down to its MIN.
+    std::uint32_t lo = demand->min_nodes, hi = demand->min_nodes;
+    if (hints.elastic) {
+        lo = hints.elastic->min_nodes;
+        hi = std::max(lo, std::min(hints.elastic->max_nodes, job.max_nodes));
+        hi = std::min<std::uint32_t>(hi, static_cast<std::uint32_t>(candidates));
+        hi = std::max(hi, lo);
+    }
+    Decision decision;
+    std::uint32_t size = hi;
+    for (;; --size) {
+        JobDemand d = hints.elastic ? demand_at_size(*demand, size) : *demand;
+        decision = l.engine->place(d, state, l.config.policy);
+        if (decision.placement || decision.wait || size <= lo) {
+            *demand = d;
+            break;
+        }
+    }
     if (decision.wait) {
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
@@ -165,7 +155,65 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     }
     if (!decision.placement)
         return fallback("engine: " + decision.reason, false);
-    const Placement &p = *decision.placement;
+    out = placed(job, *demand, *decision.placement, state);
+    if (hints.elastic) {
+        out.min_nodes = lo;
+        out.max_nodes = std::max(lo, std::min(hints.elastic->max_nodes, job.max_nodes));
+        out.req_nodes = size;
+    }
+    return out;
+}
+
+std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, JobHints hints,
+                                                  std::string *why) const {
+    const PluginConfig &c = loaded_->config;
+    if (!hints.comm && c.default_comm && (job.min_nodes > 1 || job.total_gpus > 1))
+        hints.comm = c.default_comm;
+    std::optional<TaskDag> dag;
+    if (hints.dag) {
+        auto parsed = parse_task_dag(*hints.dag, kDagEnvName);
+        if (!parsed) {
+            *why = "invalid task DAG: " + parsed.error().message();
+            return std::nullopt;
+        }
+        dag = std::move(*parsed);
+    }
+    JobDemand demand = make_demand(
+        JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
+        hints, std::move(dag));
+    demand.pending_s = job.pending_s;
+    return demand;
+}
+
+ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *candidates) const {
+    const Loaded &l = *loaded_;
+    ClusterState state(l.graph);
+    const double t = now_s();
+    std::fill(state.usable.begin(), state.usable.end(), 0);
+    *candidates = 0;
+    // Free GPUs and Weight count for every node the adapter looked at (a gang's other
+    // members may use nodes the job under test may not); usable only for candidates.
+    for (std::size_t i = 0; i < nodes.size() && i < l.host_of_node.size(); ++i) {
+        int h = l.host_of_node[i];
+        if (h < 0)
+            continue;
+        state.free_gpus[h] &= nodes[i].free_gpus;
+        state.weight[h] = nodes[i].weight;
+        if (nodes[i].usable) {
+            state.usable[h] = 1;
+            ++*candidates;
+        }
+    }
+    for (const auto &[name, hist] : failures_)
+        if (int h = l.graph.host_index(name); h >= 0)
+            state.failures[h] = failures(name, t);
+    return state;
+}
+
+SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &demand,
+                                    const Placement &p, const ClusterState &state) {
+    const Loaded &l = *loaded_;
+    SelectOutcome out;
     out.kind = SelectOutcome::Kind::kPlaced;
     out.gpus = p.gpus;
     for (int h : p.hosts)
@@ -188,11 +236,12 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
                 if (state.usable[h] && l.node_of_host[h] >= 0)
                     out.widen.push_back(l.node_of_host[h]);
 
+    const std::string policy = p.policy.empty() ? l.config.policy : p.policy;
     char summary[256];
     std::snprintf(summary, sizeof summary, "placed by %s on %s: %.4g s/step comm, efficiency %.2f",
-                  l.config.policy.c_str(), host_list(l.graph, p).c_str(), p.comm_s, p.efficiency);
+                  policy.c_str(), host_list(l.graph, p).c_str(), p.comm_s, p.efficiency);
     out.reason = summary;
-    json d{{"policy", l.config.policy},
+    json d{{"policy", policy},
            {"nodes", host_list(l.graph, p)},
            {"ranks", gpu_list(l.graph, p)},
            {"comm_s", p.comm_s},
@@ -207,6 +256,61 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     return out;
 }
 
+// An expansion job is placed for the job it grows: the hosts that keep the grown job's
+// communication cheapest, which are the hosts next to its own.
+SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<const int> expands,
+                                              const std::vector<const char *> &expands_env,
+                                              std::span<const SelectNode> nodes) {
+    SelectOutcome out;
+    auto fallback = [&](std::string reason) {
+        out.kind = SelectOutcome::Kind::kPassthrough;
+        out.reason = "expansion: " + std::move(reason);
+        out.log_reason = fallback_logged_.insert(job.job_id).second;
+        return out;
+    };
+    if (!loaded_)
+        return fallback("no topology loaded");
+    const Loaded &l = *loaded_;
+    if (l.config.policy == "passthrough")
+        return fallback("Policy=passthrough");
+    auto read = hints_from_spank_env(expands_env);
+    if (!read.errors.empty())
+        return fallback("the expanded job's hints: " + read.errors.front().message());
+    std::vector<int> current;
+    for (int n : expands)
+        if (n >= 0 && n < static_cast<int>(l.host_of_node.size()) && l.host_of_node[n] >= 0)
+            current.push_back(l.host_of_node[n]);
+    if (current.empty())
+        return fallback("the expanded job runs on no host of the fabric");
+    // The grown job: the expansion job's GPUs on every node, the expanded job's pattern.
+    SelectJob grown = job;
+    grown.min_nodes = grown.max_nodes = static_cast<std::uint32_t>(current.size());
+    grown.total_gpus = job.gpus_per_node * grown.min_nodes;
+    std::string why;
+    auto demand = demand_of(grown, read.hints, &why);
+    if (!demand)
+        return fallback(why);
+    int candidates = 0;
+    ClusterState state = free_view(nodes, &candidates);
+    auto choice = plan_grow(*l.engine, *demand, current, state, static_cast<int>(job.min_nodes));
+    if (choice.hosts.empty())
+        return fallback(choice.reason);
+    JobDemand mine = demand_at_size(*demand, static_cast<std::uint32_t>(choice.hosts.size()));
+    Placement p = job_placement(l.graph, mine, choice.hosts, &state);
+    l.engine->score(mine, &state, p);
+    p.policy = "engine-grow";
+    out = placed(job, mine, p, state);
+    char grown_by[160];
+    std::snprintf(grown_by, sizeof grown_by, "; the grown job: %.4g s/step comm (was %.4g)",
+                  choice.comm_after_s, choice.comm_before_s);
+    out.reason += grown_by;
+    return out;
+}
+
+std::optional<ElasticSpec> SelectService::elastic_of(const std::vector<const char *> &env) {
+    return hints_from_spank_env(env).hints.elastic;
+}
+
 std::string SelectService::record(const std::string &state_dir, std::uint32_t job_id,
                                   const std::string &nodes, const std::string &gpus,
                                   const std::vector<const char *> &env,
@@ -219,8 +323,30 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     // job's start stays, decision and all.
     if (!decisions_.count(job_id) && std::filesystem::exists(path))
         return {};
+    // A gang member that starts no longer needs its planned nodes held.
+    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
+        if (it->second.nodes.count(job_id))
+            it->second.started.insert(job_id);
+        if (it->second.started.size() == it->second.nodes.size())
+            it = gang_plans_.erase(it);
+        else
+            ++it;
+    }
     auto read = hints_from_spank_env(env);
     json rec{{"job_id", job_id}, {"nodes", nodes}, {"gpus", gpus}, {"hints", read.hints}};
+    // The options as typed, so that tools can read them back with the same parser
+    // (ai-resize and ai-elasticd rebuild the job's demand from them).
+    rec["options"] = json::object();
+    for (const auto &opt : hint_options()) {
+        const std::string key = spank_option_env_name("ai", opt.name) + "=";
+        for (const char *entry : env) {
+            std::string_view e(entry ? entry : "");
+            if (e.starts_with("SPANK_"))
+                e.remove_prefix(6);
+            if (e.starts_with(key))
+                rec["options"][opt.name] = std::string(e.substr(key.size()));
+        }
+    }
     rec["hint_errors"] = json::array();
     for (const auto &e : read.errors)
         rec["hint_errors"].push_back(e.message());
@@ -251,6 +377,13 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
     fallback_logged_.erase(job_id);
+    // A member that ends (or is cancelled) before its gang started frees its plan's nodes.
+    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
+        if (it->second.nodes.count(job_id) && !it->second.started.count(job_id))
+            it = gang_plans_.erase(it);
+        else
+            ++it;
+    }
 }
 
 void SelectService::note_failure(const std::string &node, double t) {
@@ -267,7 +400,8 @@ double SelectService::failures(const std::string &node, double t) const {
     auto it = failures_.find(node);
     if (it == failures_.end())
         return 0;
-    return it->second.count * std::exp2(-(t - it->second.at_s) / kFailureHalfLifeS);
+    // A failure dated in the future (the clock was set back) counts as a failure now.
+    return it->second.count * std::exp2(-std::max(0.0, t - it->second.at_s) / kFailureHalfLifeS);
 }
 
 std::optional<std::string> SelectService::save_state(const std::string &dir) const {
@@ -284,8 +418,13 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
 
 std::optional<std::string> SelectService::restore_state(const std::string &dir) {
     auto path = (std::filesystem::path(dir) / "ai_select_state.json").string();
-    if (!std::filesystem::exists(path))
+    if (!std::filesystem::exists(path)) {
+        // The plugin writes its file at every start (select_p_state_restore): beside
+        // slurmctld's own state, a missing one was lost, not yet to be written.
+        if (std::filesystem::exists(std::filesystem::path(dir) / "job_state"))
+            return path + ": missing; starting with an empty failure history";
         return std::nullopt;  // a first start
+    }
     auto text = read_text_file(path, 64u << 20);
     if (!text)
         return text.error().message();
@@ -295,8 +434,14 @@ std::optional<std::string> SelectService::restore_state(const std::string &dir) 
         if (j.value("version", 0) != 1)
             return path + ": unknown version " + j.value("version", json()).dump() +
                    "; starting clean";
-        for (const auto &[name, h] : j.at("failures").items())
-            restored[name] = History{h.at("count").get<double>(), h.at("at").get<double>()};
+        for (const auto &[name, h] : j.at("failures").items()) {
+            History r{h.at("count").get<double>(), h.at("at").get<double>()};
+            if (!std::isfinite(r.count) || r.count < 0 || !std::isfinite(r.at_s))
+                return path + ": corrupt (failures." + name + ": count " + h["count"].dump() +
+                       ", at " + h["at"].dump() +
+                       ": expected a finite count >= 0 and time); starting clean";
+            restored[name] = r;
+        }
     } catch (const std::exception &e) {
         return path + ": corrupt (" + std::string(e.what()).substr(0, 120) + "); starting clean";
     }

@@ -109,7 +109,8 @@ bool advanced(const std::optional<Checkpoint> &before, const std::optional<Check
         return false;
     if (!before)
         return true;
-    return std::tie(after->step, after->completed_at) > std::tie(before->step, before->completed_at);
+    return std::tie(after->step, after->completed_at) >
+           std::tie(before->step, before->completed_at);
 }
 
 std::vector<Checkpoint> plan_prune(const std::vector<Checkpoint> &all, std::uint32_t keep) {
@@ -148,8 +149,7 @@ std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed) {
 }
 
 EnvPairs checkpoint_task_env(const CheckpointSpec &spec, std::string_view job_id,
-                             std::uint32_t restart_count,
-                             const std::optional<Checkpoint> &newest) {
+                             std::uint32_t restart_count, const std::optional<Checkpoint> &newest) {
     EnvPairs env;
     env.emplace_back("AI_CHECKPOINT_DIR", expand_dir(spec.dir, job_id));
     if (newest && newest->complete) {

@@ -72,8 +72,8 @@ std::vector<std::string> both(const std::vector<std::string> &a,
 
 Parsed<JobView> parse_job_line(std::string_view line) {
     auto bad = [&](std::string_view what) {
-        return InputError{"scontrol show job", std::string(line.substr(0, 120)),
-                          std::string(what), "", 0};
+        return InputError{"scontrol show job", std::string(line.substr(0, 120)), std::string(what),
+                          "", 0};
     };
     auto id = field(line, "JobId");
     std::uint32_t job_id = 0;
@@ -87,7 +87,8 @@ Parsed<JobView> parse_job_line(std::string_view line) {
     j.job_id = job_id;
     j.state = std::string(*state);
     j.reason = std::string(field(line, "Reason").value_or(""));
-    for (auto [key, out] : {std::pair{"NodeList", &j.nodes}, std::pair{"ExcNodeList", &j.excluded}}) {
+    for (auto [key, out] :
+         {std::pair{"NodeList", &j.nodes}, std::pair{"ExcNodeList", &j.excluded}}) {
         auto v = field(line, key);
         if (!v || is_null(*v))
             continue;
@@ -170,7 +171,7 @@ RecoveryPlan plan_recovery(const RecoveryInput &in) {
 
     if (job.pending()) {
         p.action = Action::kExclude;
-        p.why = with_note("lost " + lost + " and is pending again: excluded " + lost);
+        p.why = with_note("lost " + lost + " and is back in the queue: excluded " + lost);
         return p;
     }
     if (!job.running()) {
@@ -211,9 +212,8 @@ bool begin_delayed_by_requeue(const JobView &job, std::int64_t now) {
     // Slurm's credential lifetime (AuthInfo=cred_expire) defaults to 120 s; a few times
     // that covers any sane setting without catching a user's --begin hours ahead.
     constexpr std::int64_t kMaxDelay = 4 * 1200;
-    return job.pending() && job.restarts > 0 && job.reason == "BeginTime" &&
-           job.start_time > now && job.submit_time > 0 &&
-           job.start_time - job.submit_time <= kMaxDelay;
+    return job.pending() && job.restarts > 0 && job.reason == "BeginTime" && job.start_time > now &&
+           job.submit_time > 0 && job.start_time - job.submit_time <= kMaxDelay;
 }
 
 std::optional<std::int64_t> checkpoint_signal_due(const JobView &job, const CheckpointSpec &spec) {

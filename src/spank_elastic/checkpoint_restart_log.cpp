@@ -20,10 +20,15 @@ namespace {
 using nlohmann::json;
 
 std::string local_time(double t) {
-    std::time_t s = static_cast<std::time_t>(t);
+    char buf[64];
     std::tm tm{};
+    // A log edited by hand may hold any number; only a plausible time is a date.
+    if (!(t >= 0 && t < 1e11)) {
+        std::snprintf(buf, sizeof buf, "(at %g)", t);
+        return buf;
+    }
+    std::time_t s = static_cast<std::time_t>(t);
     localtime_r(&s, &tm);
-    char buf[32];
     std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
     return buf;
 }
@@ -146,7 +151,7 @@ std::string describe(const RestartRecord &r) {
     } else if (r.event == "running_again") {
         out += "running again on " + r.nodes;
         if (r.down_s > 0)
-            out += " " + fixed1(r.down_s) + " s after the failure was handled";
+            out += ", " + fixed1(r.down_s) + " s after Slurm marked the node down";
         if (!r.checkpoint.empty())
             out += ", from " + r.checkpoint;
         else

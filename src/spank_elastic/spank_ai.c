@@ -164,9 +164,14 @@ int slurm_spank_init_post_opt(spank_t sp, int ac, char **av) {
     return 0;
 }
 
-/* slurm.conf's path as slurmstepd knows it; ai_select.conf and topology.conf sit beside it. */
+/* slurm.conf as slurmstepd knows it (its library's copy; NULL in a process without one). */
+static const slurm_conf_t *_slurm_conf(void) {
+    return dlsym(RTLD_DEFAULT, "slurm_conf");
+}
+
+/* slurm.conf's path; ai_select.conf and topology.conf sit beside it. */
 static const char *_slurm_conf_path(void) {
-    const slurm_conf_t *conf = dlsym(RTLD_DEFAULT, "slurm_conf");
+    const slurm_conf_t *conf = _slurm_conf();
     const char *env = getenv("SLURM_CONF");
 
     if (conf && conf->slurm_conf && conf->slurm_conf[0])
@@ -205,8 +210,10 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
         return 0;
     spank_get_item(sp, S_JOB_ID, &job_id);
     spank_get_item(sp, S_JOB_STEPID, &step_id);
-    if (ai_spank_step_setup(_slurm_conf_path(), node ? node : "", job_id, step_id, note,
-                            sizeof(note)) != 0)
+    const slurm_conf_t *conf = _slurm_conf();
+
+    if (ai_spank_step_setup(_slurm_conf_path(), conf ? conf->state_save_location : NULL,
+                            node ? node : "", job_id, step_id, note, sizeof(note)) != 0)
         slurm_verbose("ai: job %u step %u on %s: %s", job_id, step_id, node ? node : "?",
                       note);
     step_ready = 1;

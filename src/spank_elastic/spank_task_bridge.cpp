@@ -12,6 +12,7 @@
 
 #include "slurm_ai/c_boundary.hpp"
 #include "slurm_ai/cluster_files.hpp"
+#include "slurm_ai/elastic_view.hpp"
 #include "slurm_ai/hostlist.hpp"
 #include "slurm_ai/job_hints.hpp"
 #include "slurm_ai/plugin_config.hpp"
@@ -36,6 +37,7 @@ struct StepState {
     std::optional<NodeTopology> node;
     std::string nccl_topo_file;
     bool wrote_nccl_topo = false;
+    std::string elastic_view_dir;  // where ai-resize/ai-elasticd publish resized jobs' views
 };
 StepState g_step;
 
@@ -97,6 +99,36 @@ void prepare_nccl_topo(std::uint32_t job_id, std::uint32_t step_id,
 std::string env_text(void *ctx, ai_getenv_fn get, const char *name) {
     const char *v = get(ctx, name);
     return v ? v : "";
+}
+
+// An --ai-* option's value as the task's environment carries it: srun passes it as Slurm's
+// option variable, a batch job's environment holds sbatch's copy of it.
+std::optional<std::string> option_value(void *ctx, ai_getenv_fn get, std::string_view option) {
+    std::string name = spank_option_env_name("ai", option);
+    for (const std::string &var : {name, "SLURM_SPANK_" + name})
+        if (const char *v = get(ctx, var.c_str()))
+            return std::string(v);
+    return std::nullopt;
+}
+
+// The resize view of an elastic job, or of a job that was resized by hand.
+void elastic_env(void *ctx, ai_getenv_fn get, std::uint32_t job_id, EnvList &out,
+                 std::string &notes) {
+    if (g_step.elastic_view_dir.empty())
+        return;
+    std::optional<ElasticSpec> spec;
+    if (auto text = option_value(ctx, get, "ai-elastic")) {
+        auto parsed = parse_elastic(*text);
+        if (parsed)
+            spec = parsed.value();
+        else
+            append_note(notes, parsed.error().message());
+    }
+    std::error_code ec;
+    if (!spec && !std::filesystem::exists(job_view_dir(g_step.elastic_view_dir, job_id), ec))
+        return;
+    for (auto &kv : elastic_task_env(spec ? &*spec : nullptr, job_id, g_step.elastic_view_dir))
+        out.push_back(std::move(kv));
 }
 
 void apply_affinity(const std::vector<int> &cpus, std::string &notes) {
@@ -173,7 +205,8 @@ extern "C" const char *ai_spank_option_env_var(size_t i, const char *program) {
     return name.c_str();
 }
 
-extern "C" int ai_spank_step_setup(const char *slurm_conf_path, const char *node_name,
+extern "C" int ai_spank_step_setup(const char *slurm_conf_path,
+                                   const char *state_save_location, const char *node_name,
                                    uint32_t job_id, uint32_t step_id, char *note,
                                    size_t notelen) {
     return guarded(note, notelen, [&] {
@@ -186,10 +219,13 @@ extern "C" int ai_spank_step_setup(const char *slurm_conf_path, const char *node
             auto conf = load_plugin_config(conf_file, beside(conf_file, "topology.conf"));
             if (!conf) {
                 append_note(notes, conf.error().message());
-            } else if (auto graph = load_cluster(conf->cluster); graph) {
-                g_step.fabric = std::move(graph).value();
             } else {
-                append_note(notes, graph.error().message());
+                g_step.elastic_view_dir = resolve_view_dir(
+                    conf->elastic.view_dir, state_save_location ? state_save_location : "");
+                if (auto graph = load_cluster(conf->cluster); graph)
+                    g_step.fabric = std::move(graph).value();
+                else
+                    append_note(notes, graph.error().message());
             }
         } else {
             append_note(notes, "no ai_select.conf" +
@@ -251,6 +287,7 @@ extern "C" int ai_spank_task_setup(void *ctx, ai_getenv_fn get, ai_setenv_fn set
         TaskEnv env = task_environment(g_config, *step, layout, place,
                                        g_step.node ? &*g_step.node : nullptr,
                                        addr && *addr ? addr : first, g_step.nccl_topo_file);
+        elastic_env(ctx, get, job_id, env.set, notes);
         for (const auto &[name, value] : env.set)
             if (set(ctx, name.c_str(), value.c_str()) != 0)
                 append_note(notes, "cannot set " + name);

@@ -26,11 +26,13 @@ int ai_spank_compact_dag(const char *path, char **compact, char *err, size_t err
 const char *ai_spank_option_env_var(size_t i, const char *program);
 
 /* slurmstepd, once per step: loads the fabric and this node's topology (config beside
- * slurm_conf_path unless the arguments name one) and, where enabled, writes the NCCL
+ * slurm_conf_path unless the arguments name one), finds where elastic jobs' views live
+ * (ElasticViewDir, else under state_save_location) and, where enabled, writes the NCCL
  * topology file. Never fails the step: a problem is returned as a note (1) for the log,
  * and tasks then get what can still be computed. 0 when all went well. */
-int ai_spank_step_setup(const char *slurm_conf_path, const char *node_name, uint32_t job_id,
-                        uint32_t step_id, char *note, size_t notelen);
+int ai_spank_step_setup(const char *slurm_conf_path, const char *state_save_location,
+                        const char *node_name, uint32_t job_id, uint32_t step_id, char *note,
+                        size_t notelen);
 
 /* Removes what step setup wrote (the NCCL topology file). */
 void ai_spank_step_cleanup(void);

@@ -439,13 +439,18 @@ void for_each_osdev(hwloc_obj_t o, F f) {
 }
 
 // Where an I/O object is: the nearest NUMA node (when its CPU-side ancestor has exactly
-// one) and the PUs of that ancestor.
-void locality(hwloc_topology_t topo, hwloc_obj_t io, int &numa, std::vector<int> &cpus) {
+// one), the PUs of that ancestor and its cores' logical indexes (gres.conf's Cores=).
+void locality(hwloc_topology_t topo, hwloc_obj_t io, int &numa, std::vector<int> &cpus,
+              std::vector<int> &cores) {
     hwloc_obj_t anc = hwloc_get_non_io_ancestor_obj(topo, io);
     numa = -1;
     if (!anc)
         return;
     cpus = ids_of(anc->cpuset);
+    for (hwloc_obj_t c = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, nullptr); c;
+         c = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, c))
+        if (c->cpuset && hwloc_bitmap_intersects(c->cpuset, anc->cpuset))
+            cores.push_back(static_cast<int>(c->logical_index));
     if (anc->nodeset && hwloc_bitmap_weight(anc->nodeset) == 1)
         numa = hwloc_bitmap_first(anc->nodeset);
 }
@@ -566,7 +571,7 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
             });
             if (g.model.empty())
                 g.model = info(pci, "PCIDevice");
-            locality(topo, pci, g.numa_node, g.cpus);
+            locality(topo, pci, g.numa_node, g.cpus, g.cores);
             gpus.push_back({std::move(g), pci});
         } else if (net_osdev || base_class(pci) == 0x02) {
             // One NIC per PCI function: its verbs device names it, else its netdev (the
@@ -586,8 +591,8 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
             n.pcie_gbs = std::isfinite(pci->attr->pcidev.linkspeed)
                              ? std::max(0.0f, pci->attr->pcidev.linkspeed)
                              : 0.0;
-            std::vector<int> unused;
-            locality(topo, pci, n.numa_node, unused);
+            std::vector<int> unused_cpus, unused_cores;
+            locality(topo, pci, n.numa_node, unused_cpus, unused_cores);
             nics.push_back({std::move(n), pci});
         }
     }
@@ -601,8 +606,8 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
         Nic n;
         n.name = os->name;
         n.kind = nic_kind(nullptr, verbs ? n.name : "", verbs ? "" : n.name);
-        std::vector<int> unused;
-        locality(topo, os, n.numa_node, unused);
+        std::vector<int> unused_cpus, unused_cores;
+        locality(topo, os, n.numa_node, unused_cpus, unused_cores);
         nics.push_back({std::move(n), os});
     }
 

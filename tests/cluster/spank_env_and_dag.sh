@@ -59,4 +59,14 @@ printf '{"tasks": [{"name": "a"}, {"name": "b"}], "edges": [{"from": "a", "to": 
     >"$WORK/cycle.json"
 refused "a cyclic DAG" "cycle.json" sbatch --ai-dag="$WORK/cycle.json" -o /dev/null --wrap=true
 refused "a missing DAG file" "$WORK/none.json" sbatch --ai-dag="$WORK/none.json" -o /dev/null --wrap=true
+# An elastic job's tasks learn where their resize view lives (docs/elastic.md); others not.
+el=$(sbatch --parsable -N1 --ai-elastic=1:3 -o "$WORK/elastic.out" \
+    --wrap='srun env | grep ^SLURM_AI_ELASTIC_ | sort')
+wait_job_gone "$el"
+expect_eq "elastic variables of job $el's task" "SLURM_AI_ELASTIC_ENV=$STATE_DIR/ai_elastic/views/$el/env
+SLURM_AI_ELASTIC_HOSTFILE=$STATE_DIR/ai_elastic/views/$el/hostfile
+SLURM_AI_ELASTIC_MAX=3
+SLURM_AI_ELASTIC_MIN=1
+SLURM_AI_ELASTIC_VIEW=$STATE_DIR/ai_elastic/views/$el/view.json" "$(cat "$WORK/elastic.out")"
+expect_eq "elastic variables of a plain job" 0 "$(srun -N1 env | grep -c ^SLURM_AI_ELASTIC_ || true)"
 pass "options from SBATCH_/SALLOC_/SLURM_AI_*, DAG job $id placed by its compact DAG"

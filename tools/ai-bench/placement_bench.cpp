@@ -26,6 +26,7 @@
 #include "slurm_ai/fabric.hpp"
 #include "slurm_ai/node_topology.hpp"
 #include "slurm_ai/placement_engine.hpp"
+#include "testbed/synthetic_fabric.hpp"
 
 using namespace slurm_ai;
 
@@ -35,22 +36,6 @@ struct Shape {
     std::uint32_t nodes, per_node, gpus;
     CommPattern pattern;
 };
-
-// 2-level fat tree: leaves of 32 hosts with one uplink to each spine.
-std::string fat_tree_conf(int hosts, int uplinks) {
-    const int per_leaf = 32, spines = uplinks;  // a Clos: every leaf cabled once to every spine
-    int leaves = (hosts + per_leaf - 1) / per_leaf;
-    std::string conf;
-    for (int l = 0; l < leaves; ++l) {
-        int first = l * per_leaf + 1, last = std::min(hosts, (l + 1) * per_leaf);
-        conf += fmt::format("SwitchName=leaf{} Nodes=n[{}-{}] LinkSpeed=200\n", l + 1, first, last);
-    }
-    if (leaves > 1)
-        for (int s = 0; s < spines; ++s)
-            conf += fmt::format("SwitchName=spine{} Switches=leaf[1-{}] LinkSpeed=200\n", s + 1,
-                                leaves);
-    return conf;
-}
 
 JobDemand make_job(const Shape &s) {
     JobHints h;
@@ -115,7 +100,7 @@ int main(int argc, char **argv) {
                 "policy", "mean ms", "p50 ms", "p99 ms", "fits", "mean eff", "min eff", "eff<base",
                 "RSS MiB");
     for (int n : sizes) {
-        auto fabric = parse_topology_conf(fat_tree_conf(n, uplinks), "fat-tree");
+        auto fabric = parse_topology_conf(testbed::clos_topology_conf(n, uplinks), "fat-tree");
         if (!fabric) {
             std::fprintf(stderr, "%s\n", fabric.error().message().c_str());
             return 1;

@@ -1,8 +1,10 @@
 // ai-explain JOBID: what the suite's select plugin saw and decided for a job: its hints,
 // the nodes and GPUs it got in rank order, the predicted communication time per step and
 // its efficiency, the failure risk, and (with Debug=yes) what plain cons_tres would have
-// chosen. Works while the job runs and after it ends: it reads the record the plugin
-// keeps in StateSaveLocation/ai_select/jobs/.
+// chosen; and for a job with --ai-checkpoint, every node failure, checkpoint request and
+// restart ai-recover logged. Works while the job runs and after it ends: it reads the
+// record the plugin keeps in StateSaveLocation/ai_select/jobs/ and ai-recover's restart
+// log in StateSaveLocation/ai_recover/jobs/.
 // Exit status: 0 found, 1 no record or bad input, 2 bad usage.
 #include <cstdio>
 #include <cstdlib>
@@ -14,6 +16,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/checkpoint_restart_log.hpp"
 #include "slurm_ai/text_scan.hpp"
 #include "slurm_ai/topology_file.hpp"
 
@@ -143,6 +146,20 @@ int main(int argc, char **argv) {
         std::cerr << "ai-explain: " << path.string() << ": not a record: " << e.what() << '\n';
         return 1;
     }
-    std::cout << (as_json ? r.dump(2) + "\n" : explain(r));
+    // ai-recover's restart log of the job (node failures, checkpoint requests, restarts).
+    auto restarts = slurm_ai::checkpoint::read_restart_log(
+        slurm_ai::checkpoint::restart_log_path(state_dir, static_cast<std::uint32_t>(job_id)));
+    if (!restarts)
+        std::cerr << "ai-explain: " << restarts.error().message() << '\n';
+    else if (!restarts->records.empty())
+        r["restarts"] = restarts->records;
+    std::string text_out = as_json ? r.dump(2) + "\n" : explain(r);
+    if (!as_json && restarts && !restarts->records.empty()) {
+        text_out += "  restarts:    " + std::to_string(restarts->records.back().restarts) +
+                    " (ai-recover's log)\n";
+        for (const auto &rec : restarts->records)
+            text_out += "    " + slurm_ai::checkpoint::describe(rec) + "\n";
+    }
+    std::cout << text_out;
     return 0;
 }

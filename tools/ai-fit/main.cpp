@@ -11,12 +11,13 @@
 
 #include <CLI/CLI.hpp>
 
-#include "measurements.hpp"
 #include "report.hpp"
+#include "testbed/measurements.hpp"
 #include "validation.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::fit;
+using slurm_ai::testbed::load_measurements;
 
 int main(int argc, char **argv) {
     CLI::App app{

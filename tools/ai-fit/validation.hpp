@@ -8,12 +8,15 @@
 #include <string>
 #include <vector>
 
-#include "measurements.hpp"
 #include "slurm_ai/cost_model.hpp"
 #include "slurm_ai/input_error.hpp"
 #include "statistics.hpp"
+#include "testbed/measurements.hpp"
 
 namespace slurm_ai::fit {
+
+using testbed::Configuration;
+using testbed::Measurements;
 
 struct FitOptions {
     std::string node_file;        // node topology of every host (hwloc or NCCL XML)

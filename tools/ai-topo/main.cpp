@@ -15,6 +15,7 @@
 
 #include "graphviz.hpp"
 #include "slurm_ai/cluster_files.hpp"
+#include "slurm_ai/gres_conf.hpp"
 #include "slurm_ai/hostlist.hpp"
 #include "slurm_ai/topology_file.hpp"
 #include "summary.hpp"
@@ -106,6 +107,30 @@ int cmd_convert(const std::string &input, const std::string &map_path, const std
     } else {
         std::cout << fmt::format("wrote {}: {} switches, {} hosts\n", output,
                                  fabric.switches().size(), fabric.hosts().size());
+    }
+    return 0;
+}
+
+int cmd_gres_conf(const std::string &input, const GresConfOptions &opt, const std::string &output,
+                  bool as_json) {
+    auto node = take(input.empty() ? discover_local_node() : load_node_topology(input));
+    std::string conf = take(write_gres_conf(node, opt));
+    if (!output.empty()) {
+        std::ofstream out(output);
+        if (!(out << conf) || !out.flush())
+            throw BadInput{"--output='" + output + "': expected a writable file"};
+    }
+    if (as_json) {
+        json j{{"input", input.empty() ? "live" : input},
+               {"gpus", node.gpus.size()},
+               {"gres_conf", conf}};
+        if (!output.empty())
+            j["output"] = output;
+        std::cout << j.dump(2) << '\n';
+    } else if (output.empty()) {
+        std::cout << conf;
+    } else {
+        std::cout << fmt::format("wrote {}: {} GPUs\n", output, node.gpus.size());
     }
     return 0;
 }
@@ -249,6 +274,26 @@ int main(int argc, char **argv) {
     convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
     convert->add_flag("--json", as_json, "Print JSON");
 
+    GresConfOptions gres;
+    auto *gres_conf = app.add_subcommand(
+        "gres-conf", "A node's GPUs as gres.conf lines with Cores= and NVLink Links=");
+    gres_conf
+        ->add_option("input", input, "hwloc or NCCL topology XML of the node (default: this host)")
+        ->check(CLI::ExistingFile);
+    gres_conf->add_option("--nodes", gres.nodes,
+                          "NodeName= hostlist (default: the file's short hostname)");
+    gres_conf->add_option("--type", gres.type, "Type= for every GPU (default: from the model)");
+    gres_conf
+        ->add_option("--file", gres.file_pattern,
+                     "File= pattern, %d the GPU index in PCI bus order")
+        ->capture_default_str();
+    gres_conf
+        ->add_option("--nvlink-gbs", gres.nvlink_gbs,
+                     "GB/s of one NVLink per direction, to count links")
+        ->capture_default_str();
+    gres_conf->add_option("-o,--output", output, "Write gres.conf here (default: stdout)");
+    gres_conf->add_flag("--json", as_json, "Print JSON");
+
     auto *draw = app.add_subcommand("draw", "Draw a node's GPU/NIC/NUMA layout or a fabric");
     draw->add_option("input", input, "A topology file")->required()->check(CLI::ExistingFile);
     draw->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
@@ -283,6 +328,8 @@ int main(int argc, char **argv) {
             return cmd_show(files, map_path, as_json);
         if (convert->parsed())
             return cmd_convert(input, map_path, output, as_json);
+        if (gres_conf->parsed())
+            return cmd_gres_conf(input, gres, output, as_json);
         if (draw->parsed())
             return cmd_draw(input, map_path, output, as_json);
         if (query->parsed())

@@ -51,7 +51,7 @@ struct ElasticSpec {
 struct GangSpec {
     std::string name;
     std::uint32_t size = 0;
-    std::uint32_t timeout_s = 0;  // 0: wait forever
+    std::uint32_t timeout_s = 0;   // 0: wait forever
     bool keep_on_failure = false;  // onfail=keep: a failed member leaves the others running
     bool operator==(const GangSpec &) const = default;
 };

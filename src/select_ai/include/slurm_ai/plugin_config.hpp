@@ -20,6 +20,12 @@
 //   CostInterEfficiency=X     the cost model's constants (see docs/cost-model.md)
 //   RiskHostPerDay=X, RiskSwitchPerDay=X   failure rates of the risk model
 //   Debug=yes|no              log what plain cons_tres would have chosen (default no)
+//   ElasticViewDir=PATH       where resized jobs find their node list, host file and
+//                             world size (default <StateSaveLocation>/ai_elastic/views)
+//   ElasticAuto=yes|no        ai-elasticd grows and shrinks --ai-elastic jobs (default yes)
+//   ElasticInterval=DURATION  how often ai-elasticd looks at the cluster (default 5s)
+//   ElasticGrowTimeout=DURATION  how long an expansion job may wait to start (default 60s)
+//   ElasticGrowCooldown=DURATION  least time between automatic grows of a job (default 60s)
 // Relative paths are taken from the directory of the configuration file.
 #pragma once
 
@@ -37,6 +43,16 @@
 
 namespace slurm_ai {
 
+// What ai-resize and ai-elasticd read (the select plugin ignores it).
+struct ElasticConfig {
+    std::string view_dir;  // empty: <StateSaveLocation>/ai_elastic/views
+    bool auto_resize = true;
+    std::uint32_t interval_s = 5;
+    std::uint32_t grow_timeout_s = 60;
+    std::uint32_t grow_cooldown_s = 60;
+    bool operator==(const ElasticConfig &) const = default;
+};
+
 struct PluginConfig {
     ClusterFiles cluster;
     std::string policy = "engine";  // or "passthrough"
@@ -47,6 +63,7 @@ struct PluginConfig {
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
     bool debug = false;
+    ElasticConfig elastic;
     std::string source;  // the file it came from
 };
 

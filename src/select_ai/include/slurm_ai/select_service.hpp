@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "slurm_ai/gang.hpp"
 #include "slurm_ai/plugin_config.hpp"
 
 namespace slurm_ai {
@@ -42,6 +43,19 @@ struct SelectOutcome {
     std::vector<int> widen;   // the subtree around them, for a second try
     std::string reason;       // kWait/kPassthrough: why; kPlaced: a summary
     bool log_reason = false;  // true the first time this job falls back
+    // Node counts for cons_tres where they differ from the job's request: an elastic job
+    // (--ai-elastic=MIN:MAX) starts with what fits between MIN and MAX. 0: the request's.
+    std::uint32_t min_nodes = 0, max_nodes = 0, req_nodes = 0;
+    std::string comment;  // for a job that waits: its SystemComment (a gang's reason)
+};
+
+// A job of the gang of the job under test, as the adapter found it in slurmctld's list.
+struct SelectGangMember {
+    SelectJob job;
+    MemberState state = MemberState::kPending;
+    bool eligible = true;
+    std::int64_t submit_time = 0;
+    std::vector<std::uint8_t> usable;  // per Slurm node, for pending members
 };
 
 class SelectService {
@@ -57,6 +71,29 @@ class SelectService {
     const PluginConfig *config() const;
 
     SelectOutcome decide(const SelectJob &job, std::span<const SelectNode> nodes);
+    // An expansion job (--dependency=expand:J) is placed for J: `expands` are the Slurm
+    // nodes J holds, `expands_env` J's SPANK environment; the new nodes are those that
+    // keep the grown J's communication cheapest (plan_grow), next to J's own.
+    SelectOutcome decide_expansion(const SelectJob &job, std::span<const int> expands,
+                                   const std::vector<const char *> &expands_env,
+                                   std::span<const SelectNode> nodes);
+
+    // A job of a gang (--ai-gang). It waits, with a reason, until every member is pending;
+    // then all pending members are placed at once and the plan is kept: each member
+    // starts on its planned nodes, and gang_reserved() keeps other jobs off them. With
+    // place false (backfill's will-run test) only the barrier is checked: kPassthrough
+    // when the gang may start, kWait otherwise.
+    SelectOutcome decide_gang(const SelectJob &job, std::uint32_t user_id,
+                              std::span<const SelectGangMember> members,
+                              std::span<const SelectNode> nodes, std::int64_t now, bool place);
+    // Slurm nodes planned for gang members that have not started, of gangs other than
+    // job_id's own; another job's run-now test leaves them out.
+    std::vector<int> gang_reserved(std::uint32_t job_id, std::int64_t now);
+    // Writes <state_dir>/ai_select/gangs.json (what ai-elasticd reads to release timed-out
+    // gangs and act on failed members) when a gang changed since the last write.
+    std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
+    // The --ai-elastic range of a job, from its SPANK environment.
+    static std::optional<ElasticSpec> elastic_of(const std::vector<const char *> &env);
 
     // At job start: writes <state_dir>/ai_select/jobs/<id>.json and returns the one-line
     // summary for the job's SystemComment.
@@ -83,7 +120,39 @@ class SelectService {
     std::map<std::string, History> failures_;
     std::map<std::uint32_t, std::string> decisions_;  // job id -> decision JSON
     std::set<std::uint32_t> fallback_logged_;
+
+    // The job's demand from its request and hints (the configured default pattern, its
+    // DAG); nullopt with the reason when the DAG cannot be read.
+    std::optional<JobDemand> demand_of(const SelectJob &job, JobHints hints,
+                                       std::string *why) const;
+    // What is free for the job: its candidate nodes as hosts, their free GPUs, Weight
+    // and failure history; `candidates` counts the usable hosts.
+    ClusterState free_view(std::span<const SelectNode> nodes, int *candidates) const;
+    // A placement becomes the job's outcome (nodes, widening subtree, summary) and its
+    // decision is kept for the record written at its start.
+    SelectOutcome placed(const SelectJob &job, const JobDemand &demand, const Placement &p,
+                         const ClusterState &state);
+
+    struct GangPlan {
+        std::map<std::uint32_t, std::vector<int>> nodes;  // member -> Slurm nodes
+        std::set<std::uint32_t> started;
+        std::int64_t made_at = 0;
+    };
+    struct GangStatus {
+        std::uint32_t user_id = 0;
+        GangSpec spec;
+        std::set<std::uint32_t> members;
+        std::string status, reason;
+        std::int64_t deadline = 0, updated = 0;
+    };
+    std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
+    std::map<std::string, GangStatus> gangs_;     // gang key -> last verdict
+    bool gangs_dirty_ = false;
 };
+
+// A gang plan that none of its members has started on within this time is dropped, so
+// that nodes are never held for a gang slurmctld no longer tries to start.
+inline constexpr std::int64_t kGangPlanTtlS = 120;
 
 inline constexpr double kFailureHalfLifeS = 7 * 86400.0;
 

@@ -76,8 +76,7 @@ std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed);
 // A job that finds AI_CHECKPOINT_DIR set and no AI_CHECKPOINT_RESUME starts fresh.
 using EnvPairs = std::vector<std::pair<std::string, std::string>>;
 EnvPairs checkpoint_task_env(const CheckpointSpec &spec, std::string_view job_id,
-                             std::uint32_t restart_count,
-                             const std::optional<Checkpoint> &newest);
+                             std::uint32_t restart_count, const std::optional<Checkpoint> &newest);
 // The same, scanning the directory; an unreadable directory offers no checkpoint.
 EnvPairs checkpoint_task_env(const CheckpointSpec &spec, std::string_view job_id,
                              std::uint32_t restart_count);

@@ -25,8 +25,8 @@ namespace slurm_ai::checkpoint {
 // One job as `scontrol -o show job` prints it (the fields recovery needs).
 struct JobView {
     std::uint32_t job_id = 0;
-    std::string state;   // JobState: RUNNING, PENDING, COMPLETING, CONFIGURING, ...
-    std::string reason;  // Reason
+    std::string state;                  // JobState: RUNNING, PENDING, COMPLETING, CONFIGURING, ...
+    std::string reason;                 // Reason
     std::vector<std::string> nodes;     // NodeList, expanded
     std::vector<std::string> excluded;  // ExcNodeList, expanded
     std::string batch_host;             // BatchHost ("" when none)
@@ -38,6 +38,8 @@ struct JobView {
 
     bool running() const { return state == "RUNNING" || state == "CONFIGURING"; }
     bool pending() const { return state == "PENDING"; }
+    // Between two states: cleaning up after its end or on its way back to the queue.
+    bool settling() const { return state == "COMPLETING" || state == "REQUEUED"; }
 };
 
 // Parses one line of `scontrol -o show job`. Times are local time, as scontrol prints them.

@@ -20,21 +20,21 @@
 namespace slurm_ai::checkpoint {
 
 struct RestartRecord {
-    double at = 0;      // when it was written (s since the epoch)
-    std::string event;  // "node_failure", "checkpoint_request", "running_again"
-    std::string action;  // node_failure: "requeue", "shrink", "exclude", "none"
-    std::string reason;  // in words, for people
-    std::int64_t run_start = 0;            // StartTime of the run it concerns
-    std::vector<std::string> failed;       // node_failure: the failed nodes the job held
-    std::string nodes;                     // the job's nodes before (failure) or now (others)
-    std::string survivors;                 // node_failure: nodes still held
-    std::string excluded;                  // ExcNodeList after the action
+    double at = 0;               // when it was written (s since the epoch)
+    std::string event;           // "node_failure", "checkpoint_request", "running_again"
+    std::string action;          // node_failure: "requeue", "shrink", "exclude", "none", "failed"
+    std::string reason;          // in words, for people
+    std::int64_t run_start = 0;  // StartTime of the run it concerns
+    std::vector<std::string> failed;           // node_failure: the failed nodes the job held
+    std::string nodes;                         // the job's nodes before (failure) or now (others)
+    std::string survivors;                     // node_failure: nodes still held
+    std::string excluded;                      // ExcNodeList after the action
     std::optional<std::uint64_t> step_before;  // newest complete checkpoint before asking
     std::optional<std::uint64_t> step_after;   // ... and when the action was taken
-    std::string checkpoint;                // the checkpoint the next start resumes from
-    double waited_s = 0;                   // grace waited for the survivors' checkpoint
-    double down_s = 0;                     // running_again: since the failure was handled
-    std::uint32_t restarts = 0;            // Slurm's restart count after the action
+    std::string checkpoint;                    // the checkpoint the next start resumes from
+    double waited_s = 0;                       // grace waited for the survivors' checkpoint
+    double down_s = 0;           // running_again: since Slurm marked the failed node DOWN
+    std::uint32_t restarts = 0;  // Slurm's restart count after the action
     bool operator==(const RestartRecord &) const = default;
 };
 

@@ -2,7 +2,7 @@
 // (it prefers GPUs that Links= marks as connected and whose Cores= are near the job's
 // cores) follows the node's real NVLink and NUMA layout, as the placement engine assumes.
 //
-//   NodeName=dgx[01-04] Name=gpu Type=tesla_v100-sxm3-32gb-h File=/dev/nvidia0 Cores=0-1 Links=-1,6,...
+//   NodeName=dgx[01-04] Name=gpu Type=v100 File=/dev/nvidia0 Cores=0-1 Links=-1,6,6,...
 //
 // One line per GPU, in PCI bus id order (Slurm accepts Links= only on a line with a single
 // File=). Links= counts NVLinks to every GPU of the node (-1 for the GPU itself, 0 for

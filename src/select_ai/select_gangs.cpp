@@ -1,0 +1,285 @@
+// SelectService's gangs: the barrier, the joint placement, the plan that holds the
+// members' nodes until they have all started, and gangs.json for ai-elasticd.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "select_service_loaded.hpp"
+#include "slurm_ai/elastic_plan.hpp"
+#include "slurm_ai/select_service.hpp"
+
+namespace slurm_ai {
+namespace {
+
+using nlohmann::json;
+
+const char *kind_name(GangVerdict::Kind k) {
+    switch (k) {
+        case GangVerdict::Kind::kWait:
+            return "waiting";
+        case GangVerdict::Kind::kTimedOut:
+            return "timed_out";
+        case GangVerdict::Kind::kStart:
+            return "starting";
+        case GangVerdict::Kind::kLate:
+            return "started";
+    }
+    return "?";
+}
+
+std::optional<GangSpec> gang_of(const std::vector<const char *> &env) {
+    auto read = hints_from_spank_env(env);
+    return read.hints.gang;
+}
+
+}  // namespace
+
+SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t user_id,
+                                         std::span<const SelectGangMember> members,
+                                         std::span<const SelectNode> nodes, std::int64_t now,
+                                         bool place) {
+    SelectOutcome out;
+    auto spec = gang_of(job.env);
+    if (!spec) {
+        out.reason = "no valid --ai-gang";
+        return out;
+    }
+    const std::string key = gang_key(user_id, spec->name);
+    std::vector<GangMember> gm;
+    for (const auto &m : members) {
+        auto s = gang_of(m.job.env);
+        if (!s || s->name != spec->name)
+            continue;
+        gm.push_back({m.job.job_id, m.state, m.eligible, m.submit_time, *s});
+    }
+    auto verdict = assess_gang(*spec, gm, now);
+
+    // Every job that was ever a live member: ai-elasticd acts on the ones that fail.
+    GangStatus &st = gangs_[key];
+    std::set<std::uint32_t> ids = st.members;
+    for (const auto &m : gm)
+        if (m.state != MemberState::kEnded)
+            ids.insert(m.job_id);
+    const std::string status = kind_name(verdict.kind);
+    if (st.status != status || st.members != ids || st.reason != verdict.reason)
+        gangs_dirty_ = true;
+    st = GangStatus{user_id, *spec, ids, status, verdict.reason, verdict.deadline, now};
+
+    if (verdict.kind == GangVerdict::Kind::kWait || verdict.kind == GangVerdict::Kind::kTimedOut) {
+        // A member left before the gang started (cancelled while pending): its plan would
+        // only hold nodes until it expires.
+        if (auto p = gang_plans_.find(key); p != gang_plans_.end() && p->second.started.empty())
+            gang_plans_.erase(p);
+        out.kind = SelectOutcome::Kind::kWait;
+        out.reason = verdict.reason;
+        out.comment = "ai: " + verdict.reason;
+        return out;
+    }
+    out.reason = verdict.reason;
+    if (!place || !loaded_)
+        return out;  // kPassthrough: the barrier is open, cons_tres places
+    const Loaded &l = *loaded_;
+    const std::string policy =
+        l.config.policy == "passthrough" ? std::string("slurm-default") : l.config.policy;
+
+    // A plan nobody started on within its time no longer stands.
+    auto it = gang_plans_.find(key);
+    if (it != gang_plans_.end() && it->second.started.empty() &&
+        now - it->second.made_at > kGangPlanTtlS) {
+        gang_plans_.erase(it);
+        it = gang_plans_.end();
+    }
+    int candidates = 0;
+    ClusterState state = free_view(nodes, &candidates);
+    auto usable_in_view = [&](const std::vector<int> &slurm_nodes) {
+        return std::all_of(slurm_nodes.begin(), slurm_nodes.end(), [&](int n) {
+            return n >= 0 && n < static_cast<int>(nodes.size()) && nodes[n].usable;
+        });
+    };
+    auto to_placement = [&](const std::vector<int> &slurm_nodes, const JobDemand &d) {
+        std::vector<int> hosts;
+        for (int n : slurm_nodes)
+            hosts.push_back(l.host_of_node[n]);
+        Placement p = job_placement(l.graph, d, hosts, &state);
+        l.engine->score(d, &state, p);
+        p.policy = policy + "-gang";
+        return p;
+    };
+    // A placed member: widening stays off the nodes planned for the other members.
+    auto finish = [&](SelectOutcome placed_out) {
+        std::set<int> others;
+        if (auto p = gang_plans_.find(key); p != gang_plans_.end())
+            for (const auto &[other, planned] : p->second.nodes)
+                if (other != job.job_id)
+                    others.insert(planned.begin(), planned.end());
+        std::erase_if(placed_out.widen, [&](int n) { return others.count(n) > 0; });
+        placed_out.reason = "gang " + spec->name + ": " + placed_out.reason;
+        return placed_out;
+    };
+    std::string why;
+    auto my_demand = demand_of(job, hints_from_spank_env(job.env).hints, &why);
+    if (!my_demand) {
+        out.reason = "gang " + spec->name + ": " + why;
+        return out;
+    }
+
+    if (it != gang_plans_.end()) {
+        auto mine = it->second.nodes.find(job.job_id);
+        if (mine != it->second.nodes.end() && usable_in_view(mine->second))
+            return finish(placed(job, *my_demand, to_placement(mine->second, *my_demand), state));
+    }
+    if (verdict.kind == GangVerdict::Kind::kLate) {
+        // Its planned nodes are gone, or the plan is (a slurmctld restart): it goes on its
+        // own as soon as it fits, off the nodes planned for the others.
+        if (it != gang_plans_.end())
+            for (const auto &[other, planned] : it->second.nodes)
+                if (other != job.job_id && !it->second.started.count(other))
+                    for (int n : planned)
+                        if (int h = l.host_of_node[n]; h >= 0)
+                            state.usable[h] = 0;
+        auto d = l.engine->place(*my_demand, state, policy);
+        if (!d.placement) {
+            out.kind = SelectOutcome::Kind::kWait;
+            out.reason = "gang " + spec->name + ": a late member waits: " + d.reason;
+            out.comment = "ai: " + out.reason;
+            return out;
+        }
+        out = placed(job, *my_demand, *d.placement, state);
+        if (it != gang_plans_.end())
+            it->second.nodes[job.job_id] = out.nodes;
+        return finish(std::move(out));
+    }
+    if (it != gang_plans_.end())
+        gang_plans_.erase(it);  // a fresh start: the old plan no longer fits the view
+    {
+        // Every pending member at once: the engine sees the whole gang.
+        std::vector<GangPart> parts;
+        for (const auto &m : members) {
+            if (m.state != MemberState::kPending)
+                continue;
+            auto s = gang_of(m.job.env);
+            if (!s || s->name != spec->name)
+                continue;
+            auto d = demand_of(m.job, hints_from_spank_env(m.job.env).hints, &why);
+            if (!d) {
+                out.kind = SelectOutcome::Kind::kWait;
+                out.reason =
+                    "gang " + spec->name + ": member " + std::to_string(m.job.job_id) + ": " + why;
+                out.comment = "ai: " + out.reason;
+                return out;
+            }
+            GangPart part{m.job.job_id, *d, std::vector<std::uint8_t>(l.graph.host_count(), 0)};
+            const bool self = m.job.job_id == job.job_id;
+            for (std::size_t n = 0; n < l.host_of_node.size(); ++n) {
+                int h = l.host_of_node[n];
+                bool ok =
+                    self ? n < nodes.size() && nodes[n].usable : n < m.usable.size() && m.usable[n];
+                if (h >= 0 && ok)
+                    part.usable[h] = 1;
+            }
+            parts.push_back(std::move(part));
+        }
+        ClusterState base = state;
+        for (int h = 0; h < l.graph.host_count(); ++h)
+            base.usable[h] = std::any_of(parts.begin(), parts.end(),
+                                         [&](const GangPart &p) { return p.usable[h] != 0; });
+        auto joint = place_gang(*l.engine, parts, base, policy);
+        if (joint.parts.empty()) {
+            out.kind = SelectOutcome::Kind::kWait;
+            out.reason = "gang " + spec->name + ": all " + std::to_string(spec->size) +
+                         " members pending, but they do not fit together now: " + joint.reason;
+            out.comment = "ai: " + out.reason;
+            return out;
+        }
+        GangPlan plan;
+        plan.made_at = now;
+        for (std::size_t i = 0; i < parts.size(); ++i) {
+            auto &slurm_nodes = plan.nodes[parts[i].job_id];
+            for (int h : joint.parts[i].hosts)
+                slurm_nodes.push_back(l.node_of_host[h]);
+            if (parts[i].job_id == job.job_id) {
+                joint.parts[i].policy = policy + (joint.joint ? "-gang" : "-gang-seq");
+                out = placed(job, *my_demand, joint.parts[i], state);
+            }
+        }
+        gang_plans_[key] = std::move(plan);
+        gangs_dirty_ = true;
+    }
+    return finish(std::move(out));
+}
+
+std::vector<int> SelectService::gang_reserved(std::uint32_t job_id, std::int64_t now) {
+    std::vector<int> out;
+    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
+        const GangPlan &plan = it->second;
+        if (plan.started.empty() && now - plan.made_at > kGangPlanTtlS) {
+            it = gang_plans_.erase(it);
+            continue;
+        }
+        if (!plan.nodes.count(job_id))
+            for (const auto &[member, planned] : plan.nodes)
+                if (!plan.started.count(member))
+                    out.insert(out.end(), planned.begin(), planned.end());
+        ++it;
+    }
+    return out;
+}
+
+std::optional<std::string> SelectService::save_gangs(const std::string &state_dir,
+                                                     std::int64_t now) {
+    // Gangs nobody has looked at for a day are history.
+    for (auto it = gangs_.begin(); it != gangs_.end();) {
+        if (now - it->second.updated > 86400) {
+            it = gangs_.erase(it);
+            gangs_dirty_ = true;
+        } else {
+            ++it;
+        }
+    }
+    if (!gangs_dirty_)
+        return std::nullopt;
+    json j{{"version", 1}, {"gangs", json::array()}};
+    for (const auto &[key, g] : gangs_) {
+        json planned = json::object();
+        if (auto p = gang_plans_.find(key); p != gang_plans_.end())
+            for (const auto &[member, n] : p->second.nodes)
+                planned[std::to_string(member)] = n.size();
+        j["gangs"].push_back({{"key", key},
+                              {"user_id", g.user_id},
+                              {"name", g.spec.name},
+                              {"size", g.spec.size},
+                              {"timeout_s", g.spec.timeout_s},
+                              {"onfail", g.spec.keep_on_failure ? "keep" : "kill"},
+                              {"members", g.members},
+                              {"status", g.status},
+                              {"reason", g.reason},
+                              {"deadline", g.deadline},
+                              {"updated", g.updated},
+                              {"planned_nodes", planned}});
+    }
+    try {
+        auto dir = std::filesystem::path(state_dir) / "ai_select";
+        std::filesystem::create_directories(dir);
+        auto target = dir / "gangs.json";
+        auto tmp = target;
+        tmp += ".tmp." + std::to_string(getpid());
+        {
+            std::ofstream f(tmp, std::ios::trunc);
+            f << j.dump(1) << '\n';
+            f.flush();
+            if (!f)
+                return "cannot write " + tmp.string();
+        }
+        std::filesystem::rename(tmp, target);
+    } catch (const std::exception &e) {
+        return e.what();
+    }
+    gangs_dirty_ = false;
+    return std::nullopt;
+}
+
+}  // namespace slurm_ai

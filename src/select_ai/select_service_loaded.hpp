@@ -1,0 +1,23 @@
+// Internal to SelectService (select_service.cpp, select_gangs.cpp): what a successful
+// load holds.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/placement_engine.hpp"
+#include "slurm_ai/plugin_config.hpp"
+#include "slurm_ai/select_service.hpp"
+
+namespace slurm_ai {
+
+struct SelectService::Loaded {
+    PluginConfig config;
+    ClusterGraph graph;
+    std::unique_ptr<PlacementEngine> engine;
+    std::vector<int> host_of_node;  // Slurm node index -> host, -1 outside the fabric
+    std::vector<int> node_of_host;  // host -> Slurm node index, -1 unknown to Slurm
+};
+
+}  // namespace slurm_ai

@@ -1,0 +1,255 @@
+#!/usr/bin/env bash
+# slurmctld is killed with SIGKILL (no chance to save anything on the way out) and started
+# again while jobs with --ai-* hints are running and pending. Afterwards: every job still
+# exists; running jobs keep their nodes, GPUs, SystemComment and the plugin's per-job
+# record, byte for byte; pending jobs start after the restart with the hints they were
+# submitted with (their records, written from slurmctld's recovered job state, say so); no
+# CPU or GPU of a node is ever held by two jobs at once; a node failure noted just before
+# the kill is still in the plugin's failure history.
+#
+# Each kind of job is a case: setup_<case> submits before the kill, check_<case> verifies
+# after the restart. Elastic jobs that grow and gangs add a case each (see
+# docs/reliability.md) without touching the rest.
+source "$(dirname "$0")/lib.sh"
+repo=$(cd "$(dirname "$0")/../.." && pwd)
+ctld_log=$MINICLUSTER_DIR/log/slurmctld.log
+records=$STATE_DIR/ai_select/jobs
+statefile=$STATE_DIR/ai_select_state.json
+
+JOBS=()        # every job this test submitted
+DOWN_NODE=""   # the node case failure_history took down
+cleanup() {
+    [ ${#JOBS[@]} -eq 0 ] || scancel "${JOBS[@]}" 2>/dev/null || true
+    [ -z "$DOWN_NODE" ] || scontrol update NodeName="$DOWN_NODE" State=RESUME >/dev/null 2>&1 || true
+}
+trap cleanup EXIT
+
+submit() {  # submit VAR ARGS...: sets VAR to the job's id
+    local _var=$1 _id
+    shift
+    _id=$(sbatch --parsable -o /dev/null "$@") || fail "sbatch $* was refused"
+    JOBS+=("$_id")
+    printf -v "$_var" %s "$_id"
+}
+
+gpu_indexes() { scontrol -d show job "$1" | { grep -o 'IDX:[0-9,-]*' || true; } | tr '\n' ' '; }
+
+wait_state() {  # wait_state JOBID STATE [SECONDS]
+    local t=0 s
+    while s=$(squeue -h -j "$1" -o %T 2>/dev/null) && [ "$s" != "$2" ]; do
+        t=$((t + 1))
+        [ $t -lt $((${3:-60} * 2)) ] ||
+            fail "job $1 is '${s:-gone}', not $2, after ${3:-60}s: $(scontrol show job "$1" | grep -E 'Reason|NodeList' | tr -s ' ' | tr '\n' ' ')"
+        sleep 0.5
+    done
+}
+
+system_comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p'; }
+
+# Per node, the CPU ids and GPU indexes each running job holds ("scontrol -d" detail
+# lines), checked for overlap, and compared with the node's own CPUAlloc and GresUsed.
+check_no_double_allocation() {  # check_no_double_allocation WHEN
+    scontrol -d -o show job >"$WORK/jobs.txt"
+    scontrol -d -o show node >"$WORK/nodes.txt"
+    python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" <<'PY' || fail "double allocation $1 (see above)"
+import re, sys
+
+def expand(expr):  # n[1-2,4],n7 -> names; ids "0-3,8" -> ints
+    out = []
+    for m in re.finditer(r'([^,\[]+)(?:\[([^\]]+)\])?', expr):
+        base, ranges = m.group(1), m.group(2)
+        if not ranges:
+            out.append(base); continue
+        for r in ranges.split(','):
+            a, _, b = r.partition('-')
+            out += [f"{base}{i}" for i in range(int(a), int(b or a) + 1)]
+    return out
+
+def ids(expr):
+    s = set()
+    for r in filter(None, expr.split(',')):
+        a, _, b = r.partition('-')
+        s |= set(range(int(a), int(b or a) + 1))
+    return s
+
+cpus, gpus, bad = {}, {}, []
+for line in open(sys.argv[1]):
+    if 'JobState=RUNNING' not in line:
+        continue
+    job = re.search(r'JobId=(\d+)', line).group(1)
+    for m in re.finditer(r' Nodes=(\S+) CPU_IDs=(\S+) Mem=\S+ GRES=(\S*)', line):
+        g = re.search(r'IDX:([0-9,-]+)', m.group(3))
+        for node in expand(m.group(1)):
+            for what, table, got in (('CPU', cpus, ids(m.group(2))),
+                                     ('GPU', gpus, ids(g.group(1)) if g else set())):
+                for other, held in table.setdefault(node, {}).items():
+                    if held & got:
+                        bad.append(f"{node}: {what}s {sorted(held & got)} held by jobs {other} and {job}")
+                table[node][job] = got
+for line in open(sys.argv[2]):
+    node = re.search(r'NodeName=(\S+)', line).group(1)
+    alloc = int(re.search(r'CPUAlloc=(\d+)', line).group(1))
+    held = sum(len(s) for s in cpus.get(node, {}).values())
+    if alloc != held:
+        bad.append(f"{node}: CPUAlloc={alloc} but running jobs hold {held} CPUs")
+    m = re.search(r'GresUsed=gpu:(?:\w+:)?(\d+)(?:\(IDX:([^)]*)\))?', line)
+    used = ids(m.group(2)) if m and m.group(2) not in (None, 'N/A') else set()
+    held = set().union(*gpus.get(node, {}).values())
+    if used != held or (m and int(m.group(1)) != len(held)):
+        bad.append(f"{node}: GPUs in use {m.group(0) if m else '-'} but running jobs hold {sorted(held)}")
+for b in bad:
+    print(f"{sys.argv[3]}: {b}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}
+
+# After a restart slurmctld knows a node's GPU indexes again only once the node has
+# registered: until then GresUsed is a bare count (stock cons_tres shows the same, and
+# such a node takes no new job: ReqNodeNotAvail). Waits for every node to register.
+wait_nodes_registered() {
+    local t=0
+    while scontrol -d -o show node | grep -E 'GresUsed=gpu:[^ (]*:[1-9][0-9]*( |$)' >"$WORK/unregistered"; do
+        t=$((t + 1))
+        [ $t -lt 60 ] || fail "nodes not registered 30 s after the restart: $(cut -c1-60 "$WORK/unregistered" | tr '\n' ' ')"
+        sleep 0.5
+    done
+}
+
+# The hints in a job's record, as sorted JSON.
+record_hints() { json_get "$records/$1.json" hints; }
+
+# --- case: running jobs with hints keep nodes, GPUs, comment and record ----------------
+declare -A RUN_NODES=() RUN_GPUS=() RUN_COMMENT=() RUN_RECORD=()
+setup_running() {
+    local id a b c d
+    submit a -N2 --gpus-per-node=4 --ai-comm=allreduce:bytes=1G --wrap='sleep 300'
+    submit b -N2 --gpus-per-node=1 --ai-comm=pipeline:stages=2,bytes=64M --wrap='sleep 300'
+    submit c -N1 --gpus=2 --ai-locality=soft --wrap='sleep 300'
+    submit d -N1 -n4 --wrap='sleep 300'
+    RUNNING=("$a" "$b" "$c" "$d")
+    for id in "${RUNNING[@]}"; do wait_state "$id" RUNNING; done
+    for id in "${RUNNING[@]}"; do
+        RUN_NODES[$id]=$(squeue -h -j "$id" -o %N)
+        RUN_GPUS[$id]=$(gpu_indexes "$id")
+        RUN_COMMENT[$id]=$(system_comment "$id")
+        [ -f "$records/$id.json" ] || fail "running job $id has no record in $records"
+        RUN_RECORD[$id]=$(cat "$records/$id.json")
+    done
+    expect_contains "record of the allreduce job ${RUNNING[0]}" "$(record_hints "${RUNNING[0]}")" allreduce
+    expect_contains "SystemComment of job ${RUNNING[0]}" "${RUN_COMMENT[${RUNNING[0]}]}" "ai: "
+}
+check_running() {
+    local id
+    for id in "${RUNNING[@]}"; do
+        expect_eq "state of running job $id after the restart" RUNNING "$(squeue -h -j "$id" -o %T)"
+        expect_eq "nodes of running job $id" "${RUN_NODES[$id]}" "$(squeue -h -j "$id" -o %N)"
+        expect_eq "GPUs of running job $id" "${RUN_GPUS[$id]}" "$(gpu_indexes "$id")"
+        expect_eq "SystemComment of running job $id" "${RUN_COMMENT[$id]}" "$(system_comment "$id")"
+        expect_eq "plugin record of running job $id" "${RUN_RECORD[$id]}" "$(cat "$records/$id.json")"
+    done
+}
+
+# --- case: pending jobs keep their hints and start with them --------------------------
+declare -A PEND_HINTS=()
+setup_pending() {
+    # Held by the user; blocked by a dependency; too big while the running jobs hold GPUs.
+    submit HELD -N2 --gpus-per-node=2 --hold --ai-comm=allreduce:bytes=512M,algo=ring \
+        --ai-checkpoint=/tmp/ckpt,keep=2 --wrap='sleep 1'
+    submit DEP -N2 --gpus-per-node=4 --dependency="afterany:${RUNNING[0]}" \
+        --ai-comm=pipeline:stages=2,bytes=128M,microbatches=8 --ai-locality=soft:30 --wrap='sleep 1'
+    submit BIG -N8 --gpus-per-node=4 --ai-comm=allreduce:bytes=2G --wrap='sleep 1'
+    PEND_HINTS[$HELD]='"algo": "ring", "bytes": 536870912, "pattern": "allreduce"'
+    PEND_HINTS[$DEP]='"microbatches": 8, "pattern": "pipeline"'
+    PEND_HINTS[$BIG]='"bytes": 2147483648, "pattern": "allreduce"'
+    for id in "$HELD" "$DEP" "$BIG"; do wait_state "$id" PENDING 10; done
+}
+check_pending() {
+    local id
+    for id in "$HELD" "$DEP" "$BIG"; do
+        expect_eq "state of pending job $id after the restart" PENDING "$(squeue -h -j "$id" -o %T)"
+    done
+    # Let them run: release the held job, end the running ones.
+    scontrol release "$HELD"
+    scancel "${RUNNING[@]}"
+    for id in "$HELD" "$DEP" "$BIG"; do
+        wait_job_gone "$id" 90
+        expect_eq "end state of job $id submitted before the kill" COMPLETED "$(job_end_state "$id")"
+        [ -f "$records/$id.json" ] || fail "job $id ran after the restart but has no record"
+        expect_contains "hints of job $id, recorded when it started after the restart" \
+            "$(record_hints "$id")" "${PEND_HINTS[$id]}"
+        [ "$(json_get "$records/$id.json" decision)" != None ] ||
+            fail "job $id was not placed by the engine after the restart: $(cat "$records/$id.json")"
+    done
+    expect_contains "checkpoint hint of job $HELD" "$(record_hints "$HELD")" '"dir": "/tmp/ckpt"'
+    expect_contains "locality hint of job $DEP" "$(record_hints "$DEP")" '"wait_s": 30'
+}
+
+# --- case: a node failure noted just before the kill stays in the history -------------
+# The plugin saves its history as soon as it notes a failure, not only at slurmctld's full
+# state saves (every 5 minutes): SIGKILL right after the failure loses nothing.
+setup_failure_history() {
+    local used id
+    used=" $(for id in "${RUNNING[@]}"; do scontrol show hostnames "${RUN_NODES[$id]}"; done | tr '\n' ' ') "
+    # A node the running jobs do not use, and without a failure in the history yet.
+    DOWN_NODE=$(sinfo -h -N -o %N | sort -u | while read -r n; do
+        [[ $used == *" $n "* ]] || json_get "$statefile" "failures.$n" >/dev/null 2>&1 || echo "$n"
+    done | sed -n 1p)
+    [ -n "$DOWN_NODE" ] || fail "no free node without a failure history to take down"
+    scontrol update NodeName="$DOWN_NODE" State=DOWN Reason=fault-test
+    # The plugin notices a down node at the next job test.
+    submit id -N1 --wrap=true
+    wait_job_gone "$id"
+    HISTORY_BEFORE=$(json_get "$statefile" "failures.$DOWN_NODE" 2>/dev/null) ||
+        fail "$DOWN_NODE went down but the plugin did not save it at once: $(cat "$statefile")"
+}
+check_failure_history() {
+    local after
+    after=$(json_get "$statefile" "failures.$DOWN_NODE" 2>/dev/null) ||
+        fail "$DOWN_NODE's failure is not in the history after the kill: $(cat "$statefile")"
+    expect_eq "$DOWN_NODE's failure history across the kill" "$HISTORY_BEFORE" "$after"
+    # ReturnToService=2 may have brought it back when its slurmd registered again.
+    scontrol update NodeName="$DOWN_NODE" State=RESUME 2>/dev/null || true
+    DOWN_NODE=""
+}
+
+# In this order: pending's BIG job needs the node failure_history takes down back.
+CASES=(running failure_history pending)
+
+# --- the kill ---------------------------------------------------------------------------
+for c in "${CASES[@]}"; do "setup_$c"; done
+check_no_double_allocation "before the kill"
+
+# slurmctld saves its job state in the background, up to SAVE_MAX_WAIT (5 s) after a
+# change: a job acknowledged in that window is lost by any SIGKILL, with or without the
+# suite. Wait for a save made after every case's last change, so that what is tested is
+# the suite's own state. (Changing a job's comment schedules a save.)
+barrier=$(python3 -c 'import time; print(time.time_ns())')
+scontrol update JobId="$HELD" Comment=fault-test-barrier
+for _ in $(seq 60); do
+    saved=$(python3 -c 'import os,sys; print(os.stat(sys.argv[1]).st_mtime_ns)' "$STATE_DIR/job_state")
+    [ "$saved" -gt "$barrier" ] && break
+    sleep 0.5
+done
+[ "$saved" -gt "$barrier" ] || fail "slurmctld did not save its job state within 30 s"
+
+pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
+mark=$(wc -l <"$ctld_log")
+kill -KILL "$pid"
+for _ in $(seq 100); do
+    grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || [ ! -d "/proc/$pid" ] && break
+    sleep 0.1
+done
+"$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart.log" 2>&1 ||
+    fail "slurmctld did not come back after SIGKILL: $(tail -n 20 "$WORK/restart.log")"
+tail -n +"$mark" "$ctld_log" | grep -c 'Recovered JobId\|Recovered information about' >/dev/null ||
+    fail "slurmctld.log shows no job recovery after the restart"
+
+# Every job is still known.
+for id in "${JOBS[@]}"; do
+    squeue -h -j "$id" -o %i 2>/dev/null | grep -c . >/dev/null ||
+        [ -n "$(job_end_state "$id")" ] || fail "job $id is gone after the restart"
+done
+wait_nodes_registered
+check_no_double_allocation "once the nodes registered after the restart"
+for c in "${CASES[@]}"; do "check_$c"; check_no_double_allocation "after case $c"; done
+pass "${#JOBS[@]} jobs across a SIGKILL of slurmctld: running ones kept nodes, GPUs and records; pending ones ran with their hints; no double allocation; failure history kept"

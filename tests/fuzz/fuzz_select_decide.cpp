@@ -1,0 +1,93 @@
+// What slurmctld hands the select plugin for every job test, on arbitrary bytes: the job's
+// SPANK environment (where the --ai-* hints and the compacted task DAG travel), its node
+// and GPU request and the free view, decided by the same SelectService the plugin runs,
+// on the real X5 fabric of ../shared/data with the mini-cluster's node in every host.
+//
+// Input: 8 bytes of request and view, then the environment, one "NAME=VALUE" per line.
+// A placement must name distinct usable nodes, at least the job's minimum.
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/select_service.hpp"
+
+namespace {
+
+slurm_ai::SelectService *service;
+std::size_t node_count;
+
+}  // namespace
+
+extern "C" int LLVMFuzzerInitialize(int *, char ***) {
+    const std::string fabric = SLURM_AI_DATA_DIR "/fabric/X5.topology.conf";
+    auto f = slurm_ai::load_topology_conf(fabric);
+    if (!f)
+        std::abort();
+    std::vector<std::string> names;
+    for (int h : f->hosts())
+        names.push_back(f->nodes[h].name);
+    names.push_back("not-in-the-fabric");  // slurm.conf may name nodes the fabric lacks
+    node_count = names.size();
+
+    char tmpl[] = "/tmp/fuzz-select-decide.XXXXXX";
+    if (!mkdtemp(tmpl))
+        std::abort();
+    const std::string conf = std::string(tmpl) + "/ai_select.conf";
+    std::ofstream(conf) << "Fabric=" << fabric << "\nNodeTopology=" SLURM_AI_TEST_INPUTS
+                        << "/minicluster-node.xml\nTimeBudgetMs=1\n";
+    service = new slurm_ai::SelectService;
+    if (service->load(conf, fabric, names))
+        std::abort();
+    std::filesystem::remove_all(tmpl);
+    return 0;
+}
+
+extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
+    if (size < 8)
+        return 0;
+    slurm_ai::SelectJob job;
+    job.job_id = data[0];
+    job.min_nodes = 1 + data[1] % 16;
+    job.max_nodes = job.min_nodes + data[2] % 4;
+    job.gpus_per_node = data[3] % 6;
+    job.total_gpus = data[4] % 2 ? job.gpus_per_node * job.min_nodes : data[4] / 2;
+    job.tasks = 1 + data[5] % 64;
+    job.pending_s = data[6] * 10u;
+    // The free view: a pattern of usable nodes and free GPUs from one byte.
+    std::vector<slurm_ai::SelectNode> view(node_count);
+    for (std::size_t i = 0; i < node_count; ++i) {
+        const unsigned bits = (data[7] + i * 37u) % 251u;
+        view[i].usable = bits % 5 != 0;
+        view[i].free_gpus = bits % 16;
+        view[i].weight = 1 + bits % 3;
+    }
+    std::vector<std::string> lines;
+    std::string_view rest(reinterpret_cast<const char *>(data + 8), size - 8);
+    while (!rest.empty()) {
+        auto nl = rest.find('\n');
+        lines.emplace_back(rest.substr(0, nl));
+        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
+    }
+    for (const auto &l : lines)
+        job.env.push_back(l.c_str());
+
+    auto out = service->decide(job, view);
+    if (out.kind == slurm_ai::SelectOutcome::Kind::kPlaced) {
+        std::set<int> seen;
+        for (int n : out.nodes)
+            if (n < 0 || static_cast<std::size_t>(n) >= node_count || !view[n].usable ||
+                !seen.insert(n).second)
+                __builtin_trap();
+        if (out.nodes.size() < job.min_nodes)
+            __builtin_trap();
+    }
+    service->forget(job.job_id);
+    return 0;
+}

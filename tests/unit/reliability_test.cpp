@@ -1,0 +1,186 @@
+// What the reliability work (fuzzing, fault tests) found and fixed in the select plugin's
+// state and decisions, and the fuzz regressions of the select targets replayed: a state
+// file that would poison the failure history, a lost state file, and a placement with
+// fewer nodes than the job asked for.
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <set>
+#include <string>
+#include <vector>
+
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/select_service.hpp"
+
+using namespace slurm_ai;
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path kRegressions = fs::path(SLURM_AI_TEST_INPUTS).parent_path() / "fuzz" / "regressions";
+const std::string kX5 = std::string(SLURM_AI_DATA_DIR) + "/fabric/X5.topology.conf";
+
+struct TempDir {
+    fs::path path;
+    explicit TempDir(const std::string &name)
+        : path(fs::temp_directory_path() /
+               ("slurm-ai-reliability-" + name + "-" + std::to_string(::getpid()))) {
+        fs::create_directories(path);
+    }
+    ~TempDir() { fs::remove_all(path); }
+};
+
+void write(const fs::path &path, const std::string &text) {
+    std::ofstream(path) << text;
+}
+
+std::string read(const fs::path &path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), {}};
+}
+
+// The X5 fabric's hosts, as slurm.conf would name them, and a service loaded on it with
+// the mini-cluster's node (4 GPUs) in every host.
+std::vector<std::string> x5_hosts() {
+    auto f = load_topology_conf(kX5);
+    REQUIRE(f.ok());
+    std::vector<std::string> names;
+    for (int h : f->hosts())
+        names.push_back(f->nodes[h].name);
+    return names;
+}
+
+void load_x5(SelectService &s, const fs::path &dir, const std::vector<std::string> &names) {
+    write(dir / "ai_select.conf", "Fabric=" + kX5 + "\nNodeTopology=" SLURM_AI_TEST_INPUTS
+                                  "/minicluster-node.xml\nTimeBudgetMs=1\n");
+    REQUIRE_FALSE(s.load((dir / "ai_select.conf").string(), kX5, names));
+}
+
+}  // namespace
+
+TEST_CASE("a state file with unusable failure counts is rejected, naming the node", "[service]") {
+    TempDir dir("state");
+    struct Bad {
+        const char *entry, *named;
+    };
+    for (auto b : {Bad{R"({"count": -2, "at": 1700000000})", "failures.r422node7: count -2"},
+                   Bad{R"({"count": 1e999, "at": 1700000000})", "number overflow"},
+                   Bad{R"({"count": 1, "at": -1e999})", "number overflow"}}) {
+        INFO(b.entry);
+        write(dir.path / "ai_select_state.json",
+              std::string(R"({"version": 1, "failures": {"r422node7": )") + b.entry + "}}");
+        SelectService s;
+        auto err = s.restore_state(dir.path.string());
+        REQUIRE(err);
+        CHECK_THAT(*err, Catch::Contains(b.named) && Catch::Contains("starting clean"));
+        CHECK(s.failures("r422node7", 1.7e9) == 0);
+    }
+}
+
+TEST_CASE("a failure dated in the future counts as a failure now", "[service]") {
+    TempDir dir("future");
+    write(dir.path / "ai_select_state.json",
+          R"({"version": 1, "failures": {"n1": {"count": 2, "at": 1.3e24}}})");
+    SelectService s;
+    REQUIRE_FALSE(s.restore_state(dir.path.string()));
+    CHECK(s.failures("n1", 1.7e9) == Approx(2.0));
+}
+
+TEST_CASE("a state file missing beside slurmctld's own state is reported", "[service]") {
+    TempDir dir("missing");
+    CHECK_FALSE(SelectService().restore_state(dir.path.string()));  // a first start
+    write(dir.path / "job_state", "");
+    auto err = SelectService().restore_state(dir.path.string());
+    REQUIRE(err);
+    CHECK_THAT(*err, Catch::Contains("ai_select_state.json: missing"));
+}
+
+TEST_CASE("a job with fewer GPUs than nodes is placed on all of its nodes", "[service]") {
+    TempDir dir("fewer-gpus");
+    auto names = x5_hosts();
+    SelectService s;
+    load_x5(s, dir.path, names);
+    std::vector<SelectNode> view(names.size(), SelectNode{true, 0xf, 1});
+    for (std::uint32_t nodes : {2u, 4u, 16u}) {
+        INFO(nodes << " nodes, 2 GPUs");
+        // sbatch -N<nodes> --gpus=2: two GPUs for the whole job, the other nodes without.
+        SelectJob job{nodes, nodes, nodes, 0, 2, 2, 0, {}};
+        auto out = s.decide(job, view);
+        REQUIRE(out.kind == SelectOutcome::Kind::kPlaced);
+        CHECK(out.nodes.size() == nodes);
+        CHECK(std::set<int>(out.nodes.begin(), out.nodes.end()).size() == nodes);
+        s.forget(job.job_id);
+    }
+}
+
+// The kept crash inputs of the two select fuzz targets, run the way their targets run them.
+TEST_CASE("fuzz regressions of the select plugin's state file are handled", "[service][fuzz]") {
+    TempDir dir("replay-state");
+    int replayed = 0;
+    for (const auto &entry : fs::directory_iterator(kRegressions / "select_state")) {
+        INFO(entry.path().string());
+        const std::string text = read(entry.path());
+        write(dir.path / "ai_select_state.json", text);
+        SelectService s;
+        if (s.restore_state(dir.path.string()))
+            continue;  // rejected with a message: fine
+        const auto state = nlohmann::json::parse(text);
+        for (const auto &[name, h] : state.at("failures").items()) {
+            double f = s.failures(name, 1.7e9);
+            CHECK(std::isfinite(f));
+            CHECK(f >= 0);
+        }
+        ++replayed;
+    }
+    CHECK(replayed > 0);
+}
+
+TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[service][fuzz]") {
+    TempDir dir("replay-decide");
+    auto names = x5_hosts();
+    names.push_back("not-in-the-fabric");
+    SelectService s;
+    load_x5(s, dir.path, names);
+    int replayed = 0;
+    for (const auto &entry : fs::directory_iterator(kRegressions / "select_decide")) {
+        INFO(entry.path().string());
+        const std::string text = read(entry.path());
+        REQUIRE(text.size() >= 8);
+        const auto *d = reinterpret_cast<const unsigned char *>(text.data());
+        // The same decoding as tests/fuzz/fuzz_select_decide.cpp.
+        SelectJob job;
+        job.job_id = d[0];
+        job.min_nodes = 1 + d[1] % 16;
+        job.max_nodes = job.min_nodes + d[2] % 4;
+        job.gpus_per_node = d[3] % 6;
+        job.total_gpus = d[4] % 2 ? job.gpus_per_node * job.min_nodes : d[4] / 2;
+        job.tasks = 1 + d[5] % 64;
+        job.pending_s = d[6] * 10u;
+        std::vector<SelectNode> view(names.size());
+        for (std::size_t i = 0; i < names.size(); ++i) {
+            const unsigned bits = (d[7] + i * 37u) % 251u;
+            view[i] = SelectNode{bits % 5 != 0, bits % 16, 1.0 + bits % 3};
+        }
+        std::vector<std::string> lines;
+        std::string rest = text.substr(8);
+        for (std::size_t nl; (nl = rest.find('\n')) != std::string::npos; rest.erase(0, nl + 1))
+            lines.push_back(rest.substr(0, nl));
+        if (!rest.empty())
+            lines.push_back(rest);
+        for (const auto &l : lines)
+            job.env.push_back(l.c_str());
+        auto out = s.decide(job, view);
+        if (out.kind == SelectOutcome::Kind::kPlaced) {
+            CHECK(out.nodes.size() >= job.min_nodes);
+            for (int n : out.nodes)
+                CHECK(view.at(static_cast<std::size_t>(n)).usable);
+        }
+        s.forget(job.job_id);
+        ++replayed;
+    }
+    CHECK(replayed > 0);
+}

@@ -1,0 +1,334 @@
+// Elastic resize: which hosts a grow adds and a shrink releases (on the cost model), the
+// automatic policy of ai-elasticd, the job's view files, the daemon's state file, and the
+// select service's placement of elastic and expansion jobs.
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <unistd.h>
+#include <catch2/catch.hpp>
+
+#include "placement_fixtures.hpp"
+#include "slurm_ai/elastic_plan.hpp"
+#include "slurm_ai/elastic_policy.hpp"
+#include "slurm_ai/elastic_state.hpp"
+#include "slurm_ai/elastic_view.hpp"
+#include "slurm_ai/plugin_config.hpp"
+#include "slurm_ai/select_service.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::test;
+
+namespace {
+
+std::vector<int> hosts(const ClusterGraph &g, std::initializer_list<const char *> names) {
+    std::vector<int> out;
+    for (auto *n : names)
+        out.push_back(host(g, n));
+    return out;
+}
+
+std::set<std::string> names(const ClusterGraph &g, const std::vector<int> &hs) {
+    std::set<std::string> out;
+    for (int h : hs)
+        out.insert(g.host_name(h));
+    return out;
+}
+
+std::string temp_dir(const char *tag) {
+    auto d = std::filesystem::temp_directory_path() /
+             ("slurm-ai-elastic-" + std::string(tag) + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d.string();
+}
+
+}  // namespace
+
+TEST_CASE("a grow takes the free hosts next to the job's own", "[elastic]") {
+    // Two leaves of four 8-GPU hosts with thin uplinks: crossing leaves is costly.
+    auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    auto job = hosts(g, {"h1", "h2"});
+    occupy(s, g, {"h1", "h2", "h3"});  // the job itself and another job on h3
+    auto d = pattern_demand(CommPattern::kAllReduce, 2, 16);
+    auto one = plan_grow(engine, d, job, s, 1);
+    REQUIRE(one.hosts.size() == 1);
+    CHECK(g.host_name(one.hosts[0]) == "h4");  // the last free host of leaf 1
+    CHECK(one.comm_after_s > 0);
+
+    // Two more: h4 and then, leaf 1 being full, one host of leaf 2.
+    auto two = plan_grow(engine, d, job, s, 2);
+    REQUIRE(two.hosts.size() == 2);
+    CHECK(g.host_name(two.hosts[0]) == "h4");
+    CHECK(g.host_leaf(two.hosts[1]) == g.host_leaf(host(g, "h5")));
+    CHECK(two.comm_after_s >= one.comm_after_s);
+
+    // A host without the GPUs one node of the job needs is no candidate.
+    s.free_gpus[host(g, "h4")] = 0x0f;
+    auto skip = plan_grow(engine, d, job, s, 1);
+    REQUIRE(skip.hosts.size() == 1);
+    CHECK(g.host_name(skip.hosts[0]) != "h4");
+
+    auto none = plan_grow(engine, d, job, s, 6);
+    CHECK(none.hosts.empty());
+    CHECK_THAT(none.reason, Catch::Contains("needs 6 more host(s)"));
+}
+
+TEST_CASE("a shrink releases the hosts whose loss costs the job least", "[elastic]") {
+    auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    // Three hosts on leaf 1 and one stray on leaf 2: the stray is the one to give back.
+    auto job = hosts(g, {"h1", "h2", "h3", "h5"});
+    auto d = pattern_demand(CommPattern::kAllReduce, 4, 32);
+    auto r = plan_shrink(engine, d, job, 1, {});
+    REQUIRE(r.hosts.size() == 1);
+    CHECK(g.host_name(r.hosts[0]) == "h5");
+    CHECK(r.comm_after_s < r.comm_before_s);  // leaving the slow uplink makes the ring faster
+
+    // The batch host stays, whatever it costs.
+    auto kept = plan_shrink(engine, d, job, 1, hosts(g, {"h5"}));
+    REQUIRE(kept.hosts.size() == 1);
+    CHECK(g.host_name(kept.hosts[0]) != "h5");
+
+    auto two = plan_shrink(engine, d, job, 2, hosts(g, {"h1"}));
+    REQUIRE(two.hosts.size() == 2);
+    CHECK(names(g, two.hosts).count("h5") == 1);
+    CHECK(names(g, two.hosts).count("h1") == 0);
+
+    // Four on leaf 1, two on leaf 2, two to give back: the job leaves leaf 2 entirely
+    // rather than thinning both leaves and still crossing the uplink.
+    auto six = hosts(g, {"h1", "h2", "h3", "h4", "h5", "h6"});
+    auto leave = plan_shrink(engine, pattern_demand(CommPattern::kAllReduce, 6, 48), six, 2,
+                             hosts(g, {"h1"}));
+    CHECK(names(g, leave.hosts) == std::set<std::string>{"h5", "h6"});
+    CHECK(leave.comm_after_s < leave.comm_before_s);
+
+    CHECK(plan_shrink(engine, d, job, 4, {}).hosts.empty());
+    CHECK_THAT(plan_shrink(engine, d, job, 3, hosts(g, {"h1", "h2"})).reason,
+               Catch::Contains("2 must stay"));
+}
+
+TEST_CASE("a job's demand follows its size", "[elastic]") {
+    auto d = pattern_demand(CommPattern::kAllReduce, 2, 16);
+    auto d4 = demand_at_size(d, 4);
+    CHECK(d4.min_nodes == 4);
+    CHECK(d4.max_nodes == 4);
+    CHECK(d4.total_gpus == 32);
+    CHECK(d4.gpus_per_node == 8);
+    // A pipeline whose stages came from its size keeps one stage per node.
+    JobHints pipeline;
+    pipeline.comm = CommSpec{};
+    pipeline.comm->pattern = CommPattern::kPipeline;
+    auto p = make_demand(JobRequest{3, 3, 0, 0, 3}, pipeline);
+    CHECK(demand_at_size(p, 5).comm.stages == 5);
+    pipeline.comm->stages = 8;
+    auto q = make_demand(JobRequest{3, 3, 0, 0, 3}, pipeline);
+    CHECK(demand_at_size(q, 5).comm.stages == 8);
+}
+
+TEST_CASE("ai-elasticd shrinks for a job of higher priority and grows into idle nodes",
+          "[elastic]") {
+    ElasticPolicyInput in;
+    in.now = 1000;
+    in.elastic.push_back({10, 100, "debug", 6, ElasticSpec{2, 8, 0}, false, 0});
+    in.idle["debug"] = 1;
+    // A job of priority 500 needs 4 nodes: one is idle, the elastic job gives 3.
+    in.waiting.push_back({20, 500, "debug", 4});
+    auto a = plan_elastic(in);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kShrink);
+    CHECK(a[0].job_id == 10);
+    CHECK(a[0].nodes == 3);
+    CHECK(a[0].for_job == 20);
+
+    // Never below MIN; if even that would not let the job start, nobody gives anything.
+    in.waiting[0].nodes = 6;
+    CHECK(plan_elastic(in).empty());
+
+    // A waiting job of lower priority takes nothing, and stops no grow either.
+    in.waiting[0] = {21, 50, "debug", 4};
+    a = plan_elastic(in);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kGrow);
+    CHECK(a[0].nodes == 1);
+
+    // Higher priority pending in the partition: no grow. Another partition: grow.
+    in.waiting[0] = {22, 500, "other", 1};
+    in.idle["other"] = 1;
+    a = plan_elastic(in);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kGrow);
+    in.waiting[0].partition = "debug";
+    in.waiting[0].nodes = 1;  // it starts on the idle node: nothing left to grow into
+    CHECK(plan_elastic(in).empty());
+}
+
+TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]") {
+    ElasticPolicyInput in;
+    in.now = 1000;
+    in.grow_cooldown_s = 60;
+    in.idle["p"] = 10;
+    in.elastic.push_back({1, 10, "p", 3, ElasticSpec{1, 5, 0}, false, 0});
+    auto a = plan_elastic(in);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].nodes == 2);  // up to MAX, not all idle nodes
+    in.elastic[0].last_resize = 970;
+    CHECK(plan_elastic(in).empty());
+    in.elastic[0].last_resize = 900;
+    in.elastic[0].resizing = true;
+    CHECK(plan_elastic(in).empty());
+    in.elastic[0].resizing = false;
+    in.elastic[0].nodes = 5;
+    CHECK(plan_elastic(in).empty());
+
+    // Two donors: the lower priority one gives first.
+    ElasticPolicyInput two;
+    two.elastic.push_back({1, 300, "p", 4, ElasticSpec{1, 4, 0}, false, 0});
+    two.elastic.push_back({2, 200, "p", 4, ElasticSpec{2, 4, 0}, false, 0});
+    two.waiting.push_back({3, 900, "p", 3});
+    a = plan_elastic(two);
+    REQUIRE(a.size() == 2);
+    CHECK(a[0].job_id == 2);
+    CHECK(a[0].nodes == 2);
+    CHECK(a[1].job_id == 1);
+    CHECK(a[1].nodes == 1);
+}
+
+TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {
+    auto dir = temp_dir("view") + "/7";
+    JobView v;
+    v.job_id = 7;
+    v.nodes = {"n3", "n1", "n2"};
+    v.procs_per_node = 4;
+    auto first = publish_view(dir, v);
+    CHECK(first.generation == 0);
+    CHECK(first.world_size() == 12);
+    std::ifstream hf(dir + "/hostfile");
+    std::string line;
+    std::getline(hf, line);
+    CHECK(line == "n3 slots=4");  // rank order, not sorted
+    std::ifstream env(dir + "/env");
+    std::string all((std::istreambuf_iterator<char>(env)), std::istreambuf_iterator<char>());
+    CHECK_THAT(all, Catch::Contains("export SLURM_JOB_NODELIST=\"n[1-3]\""));
+    CHECK_THAT(all, Catch::Contains("export WORLD_SIZE=\"12\""));
+    CHECK_THAT(all, Catch::Contains("export MASTER_ADDR=\"n3\""));
+
+    // The same nodes again: nothing changes. Other nodes: the next generation.
+    CHECK(publish_view(dir, v).generation == 0);
+    v.nodes.push_back("n4");
+    CHECK(publish_view(dir, v).generation == 1);
+    auto back = read_view(dir);
+    REQUIRE(back);
+    CHECK(back->nodes == v.nodes);
+    CHECK(back->generation == 1);
+
+    std::ofstream(dir + "/view.json") << "{\"job_id\": 7";
+    CHECK_FALSE(read_view(dir));
+    auto bad = parse_job_view("{\"job_id\": 7}", "view.json");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().source == "view.json");
+    std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
+}
+
+TEST_CASE("the task environment names the job's view and its signal", "[elastic]") {
+    ElasticSpec e{2, 8, SIGUSR2};
+    auto env = elastic_task_env(&e, 42, "/shared/views");
+    std::map<std::string, std::string> m(env.begin(), env.end());
+    CHECK(m["SLURM_AI_ELASTIC_VIEW"] == "/shared/views/42/view.json");
+    CHECK(m["SLURM_AI_ELASTIC_HOSTFILE"] == "/shared/views/42/hostfile");
+    CHECK(m["SLURM_AI_ELASTIC_MIN"] == "2");
+    CHECK(m["SLURM_AI_ELASTIC_MAX"] == "8");
+    CHECK(m["SLURM_AI_ELASTIC_SIGNAL"] == "USR2");
+    CHECK(elastic_task_env(nullptr, 42, "/v").size() == 3);
+    CHECK(resolve_view_dir("", "/var/spool/slurmctld") == "/var/spool/slurmctld/ai_elastic/views");
+    CHECK(resolve_view_dir("/shared/v", "/var/spool/slurmctld") == "/shared/v");
+}
+
+TEST_CASE("ai-elasticd's state survives a round trip and a corrupt file is refused", "[elastic]") {
+    ElasticdState s;
+    s.grows.push_back({42, 43, 2, 4, 1700000060, "grow +2"});
+    s.last_resize[42] = 1700000000;
+    s.gangs_released.insert("0:trio");
+    s.failures_handled.insert(77);
+    auto back = parse_elasticd_state(dump_elasticd_state(s), "elasticd.json");
+    REQUIRE(back.ok());
+    CHECK(back.value() == s);
+    auto corrupt = parse_elasticd_state("{\"version\": 1, \"grows\": [", "elasticd.json");
+    REQUIRE_FALSE(corrupt.ok());
+    CHECK(corrupt.error().source == "elasticd.json");
+    auto other = parse_elasticd_state("{\"version\": 2}", "elasticd.json");
+    REQUIRE_FALSE(other.ok());
+    CHECK(other.error().field == "version");
+
+    CHECK(expanded_job_of(expansion_job_name(42)) == 42);
+    CHECK(expanded_job_of("ai-expand:x") == 0);
+    CHECK(expanded_job_of("train") == 0);
+    CHECK(expansion_deadline("note; " + expansion_comment(1700000060)) == 1700000060);
+    CHECK(expansion_deadline("no deadline") == 0);
+}
+
+TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their defaults",
+          "[elastic][config]") {
+    auto c = parse_plugin_config(
+        "ElasticViewDir=/shared/views\nElasticAuto=no\nElasticInterval=2\n"
+        "ElasticGrowTimeout=2m\nElasticGrowCooldown=30s\n",
+        "/etc/slurm/ai_select.conf", "/etc/slurm/topology.conf");
+    REQUIRE(c.ok());
+    CHECK(c->elastic.view_dir == "/shared/views");
+    CHECK_FALSE(c->elastic.auto_resize);
+    CHECK(c->elastic.interval_s == 2);
+    CHECK(c->elastic.grow_timeout_s == 120);
+    CHECK(c->elastic.grow_cooldown_s == 30);
+    auto rel = parse_plugin_config("ElasticViewDir=views\n", "a.conf", "t.conf");
+    REQUIRE_FALSE(rel.ok());
+    CHECK(rel.error().field == "ElasticViewDir");
+    auto zero = parse_plugin_config("ElasticInterval=0\n", "a.conf", "t.conf");
+    REQUIRE_FALSE(zero.ok());
+    CHECK(zero.error().line == 1);
+
+    auto contrib = load_plugin_config(
+        std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf", "/etc/slurm/topology.conf");
+    REQUIRE(contrib.ok());
+    CHECK(contrib->elastic == ElasticConfig{});
+    std::ifstream f(std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf");
+    std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+    for (const char *key : {"ElasticViewDir", "ElasticAuto", "ElasticInterval",
+                            "ElasticGrowTimeout", "ElasticGrowCooldown"})
+        CHECK_THAT(text, Catch::Contains(key));
+}
+
+TEST_CASE(
+    "the select service starts an elastic job as large as fits and places expansions "
+    "next to the job",
+    "[elastic][select]") {
+    auto dir = temp_dir("select");
+    std::ofstream(dir + "/ai_select.conf")
+        << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n";
+    SelectService s;
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf",
+                         std::string(SLURM_AI_TEST_INPUTS) + "/two-leaves.topology.conf",
+                         {"g1", "g2", "g3", "g4"}));
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=2:4"};
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    view[3] = SelectNode{false, 0, 1};  // g4 is busy
+    auto o = s.decide(SelectJob{5, 1, 100, 4, 4, 1, 0, env}, view);
+    REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(o.nodes.size() == 3);  // MAX does not fit, three of four do
+    CHECK(o.min_nodes == 2);
+    CHECK(o.max_nodes == 4);
+    CHECK(o.req_nodes == 3);
+
+    // An expansion of a job on g1 (node 0) by one node: g2, under g1's leaf.
+    std::vector<SelectNode> rest(4, SelectNode{true, 0xf, 1});
+    rest[0] = SelectNode{false, 0, 1};
+    const std::vector<const char *> parent{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce"};
+    std::vector<int> parent_nodes{0};
+    auto e = s.decide_expansion(SelectJob{6, 1, 1, 4, 4, 1, 0, {}}, parent_nodes, parent, rest);
+    REQUIRE(e.kind == SelectOutcome::Kind::kPlaced);
+    REQUIRE(e.nodes.size() == 1);
+    CHECK(e.nodes[0] == 1);
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,320 @@
+// Gangs: the --ai-gang option with its failure policy, the barrier (assess_gang), the
+// joint placement (place_gang) and the select service's plan that holds the members'
+// nodes until they have all started.
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include <unistd.h>
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+#include "placement_fixtures.hpp"
+#include "slurm_ai/gang.hpp"
+#include "slurm_ai/select_service.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::test;
+
+namespace {
+
+GangSpec gang(std::string name, std::uint32_t size, std::uint32_t timeout = 0) {
+    GangSpec g;
+    g.name = std::move(name);
+    g.size = size;
+    g.timeout_s = timeout;
+    return g;
+}
+
+GangMember member(std::uint32_t id, MemberState state, const GangSpec &spec,
+                  std::int64_t submit = 100, bool eligible = true) {
+    return GangMember{id, state, eligible, submit, spec};
+}
+
+std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
+    std::set<int> out;
+    for (int h : p.hosts)
+        out.insert(g.host_leaf(h));
+    return out;
+}
+
+}  // namespace
+
+TEST_CASE("--ai-gang takes a failure policy and keeps its old forms", "[gang][hints]") {
+    auto plain = parse_gang("train:3");
+    REQUIRE(plain.ok());
+    CHECK_FALSE(plain->keep_on_failure);
+    auto keep = parse_gang("train:3:10m:onfail=keep");
+    REQUIRE(keep.ok());
+    CHECK(keep->keep_on_failure);
+    CHECK(keep->timeout_s == 600);
+    auto no_timeout = parse_gang("train:3:onfail=KILL");
+    REQUIRE(no_timeout.ok());
+    CHECK_FALSE(no_timeout->keep_on_failure);
+    CHECK(no_timeout->timeout_s == 0);
+
+    auto bad_value = parse_gang("train:3:onfail=maybe");
+    REQUIRE_FALSE(bad_value.ok());
+    CHECK(bad_value.error().field == "--ai-gang onfail");
+    CHECK(bad_value.error().value == "maybe");
+    auto bad_key = parse_gang("train:3:10m:onerror=keep");
+    REQUIRE_FALSE(bad_key.ok());
+    CHECK_THAT(bad_key.error().expected, Catch::Contains("onfail=kill or onfail=keep"));
+    CHECK_FALSE(parse_gang("train:3:10m:onfail=keep:x").ok());
+    CHECK_FALSE(parse_gang("train:onfail=keep").ok());  // SIZE is not optional
+}
+
+TEST_CASE("--ai-elastic takes the signal that announces a resize", "[elastic][hints]") {
+    auto e = parse_elastic("2:8:signal=USR2");
+    REQUIRE(e.ok());
+    CHECK(e->min_nodes == 2);
+    CHECK(e->max_nodes == 8);
+    CHECK(e->signal == SIGUSR2);
+    CHECK(parse_elastic("2:8")->signal == 0);
+    CHECK(parse_elastic("1:4:SIGNAL=sigterm")->signal == SIGTERM);
+    auto bad = parse_elastic("2:8:signal=NOPE");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().field == "--ai-elastic signal");
+    CHECK_FALSE(parse_elastic("2:8:USR2").ok());
+    CHECK_FALSE(parse_elastic("2:8:signal=USR2:x").ok());
+}
+
+TEST_CASE("a gang waits until all of its members are pending and eligible", "[gang]") {
+    auto g = gang("train", 3, 600);
+    std::vector<GangMember> m{member(1, MemberState::kPending, g, 100),
+                              member(2, MemberState::kPending, g, 130)};
+    auto v = assess_gang(g, m, 200);
+    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK_THAT(v.reason, Catch::Contains("2 of 3 members submitted"));
+    CHECK(v.deadline == 700);  // the first submission plus TIMEOUT
+
+    m.push_back(member(3, MemberState::kPending, g, 150, /*eligible=*/false));
+    v = assess_gang(g, m, 200);
+    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK_THAT(v.reason, Catch::Contains("not eligible (3)"));
+
+    m.back().eligible = true;
+    CHECK(assess_gang(g, m, 200).kind == GangVerdict::Kind::kStart);
+    // Once one member runs, the rest start as soon as they fit, timeout or not.
+    m[0].state = MemberState::kRunning;
+    CHECK(assess_gang(g, m, 5000).kind == GangVerdict::Kind::kLate);
+}
+
+TEST_CASE("a gang that cannot start within its timeout is released", "[gang]") {
+    auto g = gang("train", 3, 60);
+    std::vector<GangMember> m{member(1, MemberState::kPending, g, 1000),
+                              member(2, MemberState::kPending, g, 1010)};
+    CHECK(assess_gang(g, m, 1059).kind == GangVerdict::Kind::kWait);
+    auto v = assess_gang(g, m, 1060);
+    CHECK(v.kind == GangVerdict::Kind::kTimedOut);
+    CHECK_THAT(v.reason, Catch::Contains("timed out after 60 s with 2 of 3"));
+    // Members that ended do not count, and a gang without timeout waits for ever.
+    m.push_back(member(3, MemberState::kEnded, g, 10));
+    CHECK(assess_gang(gang("train", 3), m, 1e9).kind == GangVerdict::Kind::kWait);
+}
+
+TEST_CASE("members that disagree on SIZE or too many members keep a gang waiting", "[gang]") {
+    auto g3 = gang("train", 3);
+    std::vector<GangMember> m{member(1, MemberState::kPending, g3),
+                              member(2, MemberState::kPending, g3),
+                              member(3, MemberState::kPending, gang("train", 4))};
+    auto v = assess_gang(g3, m, 200);
+    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK_THAT(v.reason, Catch::Contains("jobs 3 give another SIZE than 3"));
+    m[2].spec = g3;
+    m.push_back(member(4, MemberState::kPending, g3));
+    v = assess_gang(g3, m, 200);
+    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK_THAT(v.reason, Catch::Contains("4 jobs claim it, SIZE is 3"));
+}
+
+TEST_CASE("a failed member ends the gang unless it keeps going", "[gang]") {
+    auto kill = gang("g", 2);
+    auto keep = kill;
+    keep.keep_on_failure = true;
+    CHECK(gang_member_failed(kill, "FAILED"));
+    CHECK(gang_member_failed(kill, "NODE_FAIL"));
+    CHECK(gang_member_failed(kill, "CANCELLED"));
+    CHECK_FALSE(gang_member_failed(kill, "COMPLETED"));
+    CHECK_FALSE(gang_member_failed(keep, "FAILED"));
+    CHECK(gang_key(1000, "g") != gang_key(1001, "g"));
+}
+
+TEST_CASE("a gang is placed jointly: all members or none", "[gang]") {
+    // Three leaves of four 8-GPU hosts (real NDv4 node file); two hosts free on leaf 1,
+    // three on leaf 2, four on leaf 3.
+    auto g = fat_tree(3, 4, 200, 100, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h5"});
+    auto part = [&](std::uint32_t id, std::uint32_t nodes) {
+        return GangPart{id, pattern_demand(CommPattern::kAllReduce, nodes, 8 * nodes),
+                        std::vector<std::uint8_t>(g.host_count(), 1)};
+    };
+    std::vector<GangPart> three{part(1, 1), part(2, 1), part(3, 2)};
+    auto p = place_gang(engine, three, s);
+    REQUIRE(p.parts.size() == 3);
+    CHECK(p.joint);
+    std::set<int> hosts;
+    for (const auto &pl : p.parts)
+        for (int h : pl.hosts) {
+            CHECK(s.usable[h]);
+            CHECK(hosts.insert(h).second);  // no host twice
+        }
+    CHECK(hosts.size() == 4);
+    // The engine saw the four hosts as one job: they share one leaf (leaf 3 is free).
+    Placement all;
+    for (const auto &pl : p.parts)
+        all.hosts.insert(all.hosts.end(), pl.hosts.begin(), pl.hosts.end());
+    CHECK(leaves_of(g, all).size() == 1);
+    CHECK(p.parts[2].hosts.size() == 2);
+
+    // Ten hosts asked for, nine free: nothing is placed, not even the members that fit.
+    std::vector<GangPart> too_big{part(1, 4), part(2, 4), part(3, 2)};
+    auto none = place_gang(engine, too_big, s);
+    CHECK(none.parts.empty());
+    CHECK_FALSE(none.reason.empty());
+}
+
+TEST_CASE("members with other shapes are placed one after another, largest first", "[gang]") {
+    auto g = fat_tree(2, 4, 200, 100, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h3", "h5", "h6"});  // h4, h7, h8 free
+    std::vector<GangPart> parts{
+        {1, pattern_demand(CommPattern::kAllReduce, 1, 4), std::vector<std::uint8_t>(8, 1)},
+        {2, pattern_demand(CommPattern::kAllReduce, 2, 16), std::vector<std::uint8_t>(8, 1)}};
+    auto p = place_gang(engine, parts, s);
+    REQUIRE(p.parts.size() == 2);
+    CHECK_FALSE(p.joint);
+    // The 2-host member took the pair under one leaf; the small one the host left over.
+    CHECK(leaves_of(g, p.parts[1]).size() == 1);
+    CHECK(p.parts[0].hosts == std::vector<int>{host(g, "h4")});
+
+    // A member limited to hosts that are taken: the whole gang waits.
+    parts[0].usable.assign(8, 0);
+    parts[0].usable[host(g, "h1")] = 1;
+    auto none = place_gang(engine, parts, s);
+    CHECK(none.parts.empty());
+    CHECK_THAT(none.reason, Catch::Contains("member 1"));
+}
+
+namespace {
+
+const std::string kInputs = SLURM_AI_TEST_INPUTS;
+
+std::string temp_dir(const char *tag) {
+    auto d = std::filesystem::temp_directory_path() /
+             ("slurm-ai-gang-" + std::string(tag) + "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(d);
+    std::filesystem::create_directories(d);
+    return d.string();
+}
+
+// The mini-cluster's node file on the two-leaf test fabric g1..g4 (4 GPUs each).
+void load_service(SelectService &s, const std::string &dir) {
+    std::ofstream(dir + "/ai_select.conf") << "NodeTopology=" + kInputs + "/minicluster-node.xml\n";
+    auto err = s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                      {"g1", "g2", "g3", "g4"});
+    INFO((err ? *err : std::string()));
+    REQUIRE_FALSE(err);
+}
+
+SelectGangMember pending_member(std::uint32_t id, const std::vector<const char *> &env) {
+    SelectGangMember m;
+    m.job = SelectJob{id, 1, 1, 4, 4, 1, 0, env};
+    m.submit_time = 1000 + id;
+    m.usable.assign(4, 1);
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("the select service plans a gang once and holds the nodes of its members",
+          "[gang][select]") {
+    auto dir = temp_dir("plan");
+    SelectService s;
+    load_service(s, dir);
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3:5m"};
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectGangMember> members{pending_member(11, env), pending_member(12, env)};
+
+    // Two of three submitted: every member waits, with its reason as SystemComment.
+    auto o = s.decide_gang(members[0].job, 0, members, view, 1100, true);
+    CHECK(o.kind == SelectOutcome::Kind::kWait);
+    CHECK_THAT(o.comment, Catch::StartsWith("ai: gang trio waits: 2 of 3"));
+    REQUIRE_FALSE(s.save_gangs(dir, 1100));
+    auto gangs = nlohmann::json::parse(std::ifstream(dir + "/ai_select/gangs.json"));
+    REQUIRE(gangs["gangs"].size() == 1);
+    CHECK(gangs["gangs"][0]["status"] == "waiting");
+    CHECK(gangs["gangs"][0]["deadline"] == 1011 + 300);
+
+    // The third arrives: the first member tested gets its share of a joint plan.
+    members.push_back(pending_member(13, env));
+    o = s.decide_gang(members[0].job, 0, members, view, 1101, true);
+    REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+    REQUIRE(o.nodes.size() == 1);
+    const int first = o.nodes[0];
+    // Other jobs' run-now tests leave out the nodes planned for the three, until each
+    // has started.
+    auto held = s.gang_reserved(99, 1101);
+    CHECK(held.size() == 3);
+    CHECK(std::find(held.begin(), held.end(), first) != held.end());
+    // Member 12 gets another of them, not member 11's node, whatever the view says.
+    o = s.decide_gang(members[1].job, 0, members, view, 1101, true);
+    REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(o.nodes[0] != first);
+    CHECK(std::find(held.begin(), held.end(), o.nodes[0]) != held.end());
+    for (int w : o.widen)
+        CHECK((w == o.nodes[0] || std::find(held.begin(), held.end(), w) == held.end()));
+
+    // Once all have started nothing is held any more.
+    s.record(dir, 11, "g1", "", env, "");
+    s.record(dir, 12, "g2", "", env, "");
+    CHECK(s.gang_reserved(99, 1102).size() == 1);
+    s.record(dir, 13, "g3", "", env, "");
+    CHECK(s.gang_reserved(99, 1102).empty());
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dropped",
+          "[gang][select]") {
+    auto dir = temp_dir("nofit");
+    SelectService s;
+    load_service(s, dir);
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3"};
+    std::vector<SelectGangMember> members{pending_member(21, env), pending_member(22, env),
+                                          pending_member(23, env)};
+    // Only g1 and g2 can take a member: three do not fit, so none starts.
+    std::vector<SelectNode> two_free(4, SelectNode{false, 0, 1});
+    two_free[0] = two_free[1] = SelectNode{true, 0xf, 1};
+    for (auto &m : members)
+        m.usable = {1, 1, 0, 0};
+    auto o = s.decide_gang(members[0].job, 0, members, two_free, 3000, true);
+    CHECK(o.kind == SelectOutcome::Kind::kWait);
+    CHECK_THAT(o.reason, Catch::Contains("do not fit together"));
+    CHECK(s.gang_reserved(99, 3000).empty());
+
+    // All fit: planned; nobody starts within the plan's lifetime: the hold is dropped.
+    std::vector<SelectNode> all_free(4, SelectNode{true, 0xf, 1});
+    for (auto &m : members)
+        m.usable = {1, 1, 1, 1};
+    REQUIRE(s.decide_gang(members[0].job, 0, members, all_free, 3001, true).kind ==
+            SelectOutcome::Kind::kPlaced);
+    CHECK(s.gang_reserved(99, 3001).size() == 3);
+    CHECK(s.gang_reserved(99, 3001 + kGangPlanTtlS + 1).empty());
+
+    // Planned again, then a member is cancelled before any started: the plan goes.
+    REQUIRE(s.decide_gang(members[0].job, 0, members, all_free, 3200, true).kind ==
+            SelectOutcome::Kind::kPlaced);
+    std::vector<SelectGangMember> two(members.begin(), members.begin() + 2);
+    CHECK(s.decide_gang(two[1].job, 0, two, all_free, 3201, true).kind ==
+          SelectOutcome::Kind::kWait);
+    CHECK(s.gang_reserved(99, 3201).empty());
+
+    // Backfill's will-run test only asks whether the barrier is open.
+    auto w = s.decide_gang(members[0].job, 0, members, all_free, 3500, false);
+    CHECK(w.kind == SelectOutcome::Kind::kPassthrough);
+    std::filesystem::remove_all(dir);
+}

@@ -1,0 +1,419 @@
+// ai-sim's simulator (tools/ai-sim): the trace readers on the real traces of
+// ../shared/data/comm-measurements, the measured step times, the fabric in the shape of the
+// X5 dump, and the scheduling itself on small clusters of the real g4dn and DGX-2 node
+// files: backfill, fragmentation, failures, determinism, and the engine against Slurm's
+// best fit.
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "metrics.hpp"
+#include "scenario.hpp"
+#include "sim_cluster.hpp"
+#include "simulator.hpp"
+#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology_file.hpp"
+#include "step_times.hpp"
+#include "svg_chart.hpp"
+#include "testbed/measurements.hpp"
+#include "testbed/synthetic_fabric.hpp"
+#include "trace.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::sim;
+
+namespace {
+
+const std::string kData = SLURM_AI_DATA_DIR;
+const std::string kMeasured = kData + "/comm-measurements";
+const std::string kG4dn = std::string(SLURM_AI_TEST_INPUTS) + "/g4dn-12xlarge-topo.xml";
+
+// A file in the temporary directory, removed at the end of the test.
+struct TempFile {
+    TempFile(const std::string &name, const std::string &text)
+        // The process id keeps test runs of several build trees apart.
+        : path((std::filesystem::temp_directory_path() /
+                ("slurm-ai-test-sim-" + std::to_string(::getpid()) + "-" + name))
+                   .string()) {
+        std::ofstream(path) << text;
+    }
+    ~TempFile() { std::filesystem::remove(path); }
+    std::string path;
+};
+
+// `hosts` g4dn.12xlarge nodes (4 T4 GPUs each) under one switch, as the testbed.
+SimCluster g4dn_cluster(int hosts) {
+    ClusterSpec spec;
+    spec.nodes = {kG4dn};
+    spec.hosts = hosts;
+    spec.host_gbps = 50;
+    auto c = build_cluster(spec);
+    INFO((c ? std::string() : c.error().message()));
+    REQUIRE(c.ok());
+    return std::move(c).value();
+}
+
+// A job that asks exactly this (make_demand as the plugin does), with its time limit.
+SimJob job(double submit, int gpus, double duration, double limit, std::uint32_t nodes = 1) {
+    SimJob j;
+    j.name = "j" + std::to_string(static_cast<int>(submit));
+    j.submit_s = submit;
+    j.gpus = gpus;
+    j.work_s = duration;
+    j.limit_s = limit;
+    auto g = static_cast<std::uint32_t>(gpus);
+    j.demand = make_demand(JobRequest{nodes, nodes, nodes > 1 ? g / nodes : 0, g, g}, {});
+    j.regime = gpus > 1 ? Regime::kCyclic : Regime::kNone;
+    return j;
+}
+
+SimOptions options() {
+    SimOptions o;
+    o.engine = deterministic_engine_options();
+    return o;
+}
+
+const StepTimes &cost_only() {
+    static const StepTimes steps(0.3);
+    return steps;
+}
+
+}  // namespace
+
+TEST_CASE("the X5 dump's building block, measured and repeated", "[sim]") {
+    auto map = load_guid_map(kData + "/fabric/X5.map");
+    REQUIRE(map.ok());
+    auto x5 = load_ibnetdiscover(kData + "/fabric/X5.topofile", &map.value());
+    REQUIRE(x5.ok());
+    auto shape = testbed::measure_shape(x5.value());
+    REQUIRE(shape.ok());
+    // ai-topo show: the fullest leaves hold 24 hosts at 768 Gb/s down and 384 up.
+    CHECK(shape->hosts_per_leaf == 24);
+    CHECK(shape->leaf_oversubscription == Approx(2.0));
+    CHECK(shape->spines_per_leaf == 4);
+    CHECK(shape->leaves_per_spine == 6);
+    CHECK(shape->spine_oversubscription == Approx(416.0 / 96.0));
+    CHECK(shape->cores == 1);
+
+    // 300 hosts: 13 leaves, three spine groups of up to 6 leaves, so a core joins them.
+    auto fabric = parse_topology_conf(testbed::shaped_topology_conf(shape.value(), 300, 100), "t");
+    REQUIRE(fabric.ok());
+    int leaves = 0, spines = 0, cores = 0;
+    for (int sw : fabric->switches()) {
+        const auto &name = fabric->nodes[sw].name;
+        leaves += name.rfind("leaf", 0) == 0;
+        spines += name.rfind("spine", 0) == 0;
+        cores += name.rfind("core", 0) == 0;
+    }
+    CHECK(fabric->hosts().size() == 300);
+    CHECK(leaves == 13);
+    CHECK(spines == 12);
+    CHECK(cores == 1);
+    // The leaves keep the dump's 2:1: 24 hosts x 100 Gb/s down, 4 links of 300 up.
+    int leaf1 = fabric->find("leaf1");
+    REQUIRE(leaf1 >= 0);
+    auto stats = fabric->switch_stats(leaf1);
+    CHECK(stats.down_gbps == Approx(2400));
+    CHECK(stats.up_gbps == Approx(1200));
+}
+
+TEST_CASE("the Philly trace is read with its dates, sorted by submission", "[sim]") {
+    auto t = load_trace(kMeasured + "/philly.csv");
+    INFO((t ? std::string() : t.error().message()));
+    REQUIRE(t.ok());
+    CHECK(t->format == "philly");
+    CHECK(t->jobs.size() == 82247);
+    CHECK(format_date(t->epoch_unix) == "2017-09-04 10:30:41");
+    CHECK(t->jobs.front().submit_s == 0);
+    CHECK(std::is_sorted(t->jobs.begin(), t->jobs.end(), [](const TraceJob &a, const TraceJob &b) {
+        return a.submit_s < b.submit_s;
+    }));
+    int max_gpus = 0;
+    for (const auto &j : t->jobs) {
+        REQUIRE(j.has_duration);
+        max_gpus = std::max(max_gpus, j.gpus);
+    }
+    CHECK(max_gpus == 128);
+
+    // One day from 2017-10-10, then that day with the three after it laid over it.
+    double start = 0;
+    REQUIRE(parse_date("2017-10-10 00:00:00", start));
+    start -= t->epoch_unix;
+    auto one = slice(t.value(), {start, 86400, 1, 0});
+    auto four = slice(t.value(), {start, 86400, 4, 0});
+    CHECK(one.jobs.size() == 2442);  // the jobs the trace dates 2017-10-10
+    CHECK(four.jobs.size() > 3 * one.jobs.size());
+    for (const auto &j : four.jobs) {
+        REQUIRE(j.submit_s >= 0);
+        REQUIRE(j.submit_s < 86400);
+    }
+}
+
+TEST_CASE("a Pollux workload gets durations from Philly jobs of its GPU counts", "[sim]") {
+    auto w = load_trace(kMeasured + "/workloads/workload-1.csv");
+    REQUIRE(w.ok());
+    CHECK(w->format == "pollux workload");
+    REQUIRE(w->jobs.size() == 160);
+    CHECK(w->jobs.front().name == "cifar10-0");
+    CHECK(w->jobs.front().model == "cifar10");
+    CHECK(w->jobs.front().gpus == 6);
+    CHECK(w->jobs.front().batch_size == 2048);
+    CHECK_FALSE(w->jobs.front().has_duration);
+
+    auto philly = load_trace(kMeasured + "/philly.csv");
+    REQUIRE(philly.ok());
+    std::map<int, std::set<double>> by_gpus;
+    for (const auto &j : philly->jobs)
+        by_gpus[j.gpus].insert(j.duration_s);
+    Trace a = w.value(), b = w.value();
+    REQUIRE(draw_durations(a, philly.value(), 7).value() == 160);
+    REQUIRE(draw_durations(b, philly.value(), 7).value() == 160);
+    for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+        const auto &j = a.jobs[i];
+        CHECK(j.duration_s == b.jobs[i].duration_s);  // same seed, same draw
+        // 6 GPUs: Philly has none, the nearest counts are 4 and 8 (4 on the tie).
+        int from = j.gpus == 6 ? 4 : j.gpus;
+        INFO(j.name << " " << j.gpus);
+        CHECK(by_gpus[from].count(j.duration_s) == 1);
+    }
+}
+
+TEST_CASE("trace errors name the file, line, field and value", "[sim]") {
+    TempFile no_gpus_file("nogpus.csv", "submit,duration\n1,2\n");
+    auto no_gpus = load_trace(no_gpus_file.path);
+    REQUIRE_FALSE(no_gpus.ok());
+    CHECK(no_gpus.error().field == "header");
+    CHECK(no_gpus.error().expected.find("gpus") != std::string::npos);
+
+    TempFile bad_file("bad.csv", "submit,gpus,duration\n1,2,3\n5,x,3\n");
+    auto bad = load_trace(bad_file.path);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().field == "gpus");
+    CHECK(bad.error().value == "x");
+    CHECK(bad.error().line == 3);
+
+    TempFile mixed_file("mixed.csv",
+                        "timestamp,num_gpus,duration\n2017-10-01 00:00:00,1,5\n12,1,5\n");
+    auto mixed = load_trace(mixed_file.path);
+    REQUIRE_FALSE(mixed.ok());
+    CHECK(mixed.error().message().find("YYYY-MM-DD") != std::string::npos);
+
+    TempFile generic_file("ok.csv", "job,submit_s,gpus,run_time\na,30,2,60\nb,10,1,5\n");
+    auto generic = load_trace(generic_file.path);
+    REQUIRE(generic.ok());
+    CHECK(generic->format == "csv");
+    REQUIRE(generic->jobs.size() == 2);
+    CHECK(generic->jobs[0].name == "b");  // sorted by submission, from 0
+    CHECK(generic->jobs[0].submit_s == 0);
+    CHECK(generic->jobs[1].submit_s == 20);
+}
+
+TEST_CASE("measured step times: a measured placement gives the file's figures", "[sim]") {
+    auto m = testbed::load_measurements(kMeasured);
+    REQUIRE(m.ok());
+    // The row of bert/placements.csv for placement 44 at local_bsz 8.
+    const testbed::Measurement *row = nullptr;
+    for (const auto &r : m->rows)
+        if (r.model == "bert" && r.source == "placements.csv" &&
+            r.gpus_per_node == std::vector<int>{4, 4} && r.local_bsz == 8)
+            row = &r;
+    REQUIRE(row != nullptr);
+    StepTimes steps(m.value(), 4, 16, 0);
+    auto e = steps.from_measurements("bert", 8, {4, 4});
+    CHECK(e.source == StepSource::kMeasured);
+    CHECK(e.step_s == Approx(row->step_s));
+    CHECK(e.comm_s == Approx(row->sync_s));
+    CHECK(e.ideal_step_s <= e.step_s);
+    // Placements are looked up rotated, as Pollux does: 424 is 244.
+    CHECK(placement_key({4, 2, 4}) == "244");
+    CHECK(steps.from_measurements("bert", 8, {4, 2, 4}).step_s ==
+          Approx(steps.from_measurements("bert", 8, {2, 4, 4}).step_s));
+    // Five nodes of 4, 4, 4, 3, 1 were never measured.
+    CHECK(steps.from_measurements("bert", 8, {4, 4, 4, 3, 1}).source == StepSource::kNearestShape);
+    CHECK(steps.measured("bert"));
+    CHECK_FALSE(steps.measured("resnet"));
+}
+
+TEST_CASE("cost-model step times keep the stated communication share", "[sim]") {
+    StepTimes steps(0.25);
+    Placement p;
+    p.lower_bound_s = 1.0;
+    p.comm_s = 3.0;
+    auto e = steps.from_cost_model(p);
+    // Computation 3 s makes 1 s of communication 25% of the ideal 4 s step.
+    CHECK(e.ideal_step_s == Approx(4.0));
+    CHECK(e.step_s == Approx(6.0));
+    CHECK(e.slowdown() == Approx(1.5));
+    CHECK(e.efficiency() == Approx(1.0 / 3));
+    Placement none;  // a single GPU: no communication, no slowdown
+    CHECK(steps.from_cost_model(none).slowdown() == 1.0);
+}
+
+TEST_CASE("backfill starts a small job early without delaying the head job's reservation",
+          "[sim]") {
+    auto c = g4dn_cluster(2);  // 2 hosts x 4 GPUs
+    std::vector<SimJob> jobs{
+        job(0, 4, 100, 100),    // runs on one host until 100, its time limit
+        job(1, 8, 50, 100, 2),  // the head: both hosts, so not before 100
+        job(2, 1, 30, 60),      // fits beside the first job and ends by its limit at 90
+        job(3, 1, 30, 120),     // would still run at 100
+    };
+    auto r = simulate(c, jobs, cost_only(), options(), "tree-bestfit");
+    CHECK(r.jobs[0].start_s == 0);
+    CHECK(r.jobs[1].start_s == 100);  // when the first job ends: not delayed
+    CHECK(r.jobs[2].start_s == 30);   // the first backfill pass
+    CHECK(r.jobs[2].end_s == 60);
+    CHECK(r.jobs[3].start_s >= r.jobs[1].end_s);  // it would have delayed the head
+    CHECK(r.backfill_starts == 1);
+
+    // Without backfill (a pass only every 10 days) the small job waits for the head.
+    SimOptions none = options();
+    none.backfill.interval_s = 864000;
+    auto fifo = simulate(c, jobs, cost_only(), none, "tree-bestfit");
+    CHECK(fifo.jobs[1].start_s == 100);
+    CHECK(fifo.jobs[2].start_s >= 100);
+}
+
+TEST_CASE("fragmentation counts free GPUs that no pending job can use", "[sim]") {
+    auto c = g4dn_cluster(2);
+    std::vector<SimJob> jobs{
+        job(0, 3, 1000, 2000),  // 3 of the 4 GPUs of one host
+        job(0, 3, 1000, 2000),  // and of the other: one GPU free on each
+        job(1, 2, 100, 200),    // two GPUs on one node: fits on neither
+    };
+    SimOptions o = options();
+    o.sample_s = 300;
+    auto r = simulate(c, jobs, cost_only(), o, "tree-bestfit");
+    const Sample *at300 = nullptr;
+    for (const auto &s : r.samples)
+        if (s.t == 300)
+            at300 = &s;
+    REQUIRE(at300 != nullptr);
+    CHECK(at300->pending_jobs == 1);
+    CHECK(at300->busy_gpus == 6);
+    CHECK(at300->free_gpus == 2);
+    CHECK(at300->fragmented_gpus == 2);
+    CHECK(r.jobs[2].start_s == 1000);
+    // With a one-GPU job waiting too (behind the two-GPU one, in Slurm's order, with no
+    // backfill to start it), both free GPUs are usable by it: nothing is fragmented.
+    jobs.push_back(job(2, 1, 50, 4000));
+    o.backfill.interval_s = 864000;
+    auto r2 = simulate(c, jobs, cost_only(), o, "tree-bestfit");
+    for (const auto &s : r2.samples)
+        if (s.t == 300) {
+            CHECK(s.pending_jobs == 2);
+            CHECK(s.fragmented_gpus == 0);
+        }
+}
+
+TEST_CASE("a node failure stops exactly the jobs on that node", "[sim]") {
+    auto c = g4dn_cluster(3);
+    std::vector<SimJob> jobs{job(0, 4, 100, 200), job(0, 2, 100, 200), job(0, 2, 100, 200),
+                             job(0, 4, 100, 200)};
+    auto free_run = simulate(c, jobs, cost_only(), options(), "slurm-default");
+    // Slurm's node order: the 4-GPU job takes n1, the two 2-GPU jobs share n2, the last n3.
+    REQUIRE(free_run.jobs[0].first_nodes == "n1");
+    REQUIRE(free_run.jobs[1].first_nodes == "n2");
+    REQUIRE(free_run.jobs[2].first_nodes == "n2");
+    REQUIRE(free_run.jobs[3].first_nodes == "n3");
+
+    SimOptions o = options();
+    o.failures.scripted = {{50, "n2"}};
+    o.failures.repair_s = 30;
+    auto r = simulate(c, jobs, cost_only(), o, "slurm-default");
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.failures[0].host == "n2");
+    CHECK(r.failures[0].jobs_stopped == 2);
+    // 2 jobs x 2 GPUs x 50 s since their start, no checkpoint yet (hourly).
+    CHECK(r.failures[0].lost_gpu_s[static_cast<int>(Regime::kCyclic)] == Approx(200));
+    CHECK(r.jobs[0].restarts == 0);
+    CHECK(r.jobs[1].restarts == 1);
+    CHECK(r.jobs[2].restarts == 1);
+    CHECK(r.jobs[3].restarts == 0);
+    CHECK(r.jobs[0].end_s == free_run.jobs[0].end_s);
+    CHECK(r.jobs[3].end_s == free_run.jobs[3].end_s);
+    // The stopped jobs start again from scratch once n2 is back at 80 (n1 and n3 are full).
+    CHECK(r.jobs[1].end_s == Approx(180));
+    CHECK(r.jobs[2].end_s == Approx(180));
+}
+
+TEST_CASE("the same seed gives the same simulation", "[sim]") {
+    ScenarioSpec spec;
+    spec.start = "2017-10-10";
+    spec.max_jobs = 250;
+    spec.overlay = 2;
+    spec.cluster.hosts = 12;
+    auto s = prepare(with_defaults(spec));
+    INFO((s ? std::string() : s.error().message()));
+    REQUIRE(s.ok());
+    SimOptions o = options();
+    o.failures.node_rate_per_day = 0.5;
+    o.failures.flaky_share = 0.25;
+    o.failures.flaky_factor = 4;
+    auto a = simulate(s->cluster, s->jobs.jobs, s->steps, o, "engine");
+    auto b = simulate(s->cluster, s->jobs.jobs, s->steps, o, "engine");
+    REQUIRE(a.jobs.size() == b.jobs.size());
+    REQUIRE_FALSE(a.failures.empty());
+    for (std::size_t i = 0; i < a.jobs.size(); ++i) {
+        INFO("job " << i);
+        CHECK(a.jobs[i].start_s == b.jobs[i].start_s);
+        CHECK(a.jobs[i].end_s == b.jobs[i].end_s);
+        CHECK(a.jobs[i].restarts == b.jobs[i].restarts);
+        CHECK(a.jobs[i].first_nodes == b.jobs[i].first_nodes);
+    }
+    REQUIRE(a.failures.size() == b.failures.size());
+    for (std::size_t i = 0; i < a.failures.size(); ++i) {
+        CHECK(a.failures[i].t == b.failures[i].t);
+        CHECK(a.failures[i].host == b.failures[i].host);
+    }
+    // Another seed, other failures; every policy meets the same ones (until the runs end).
+    o.seed = 2;
+    auto c2 = simulate(s->cluster, s->jobs.jobs, s->steps, o, "engine");
+    auto d2 = simulate(s->cluster, s->jobs.jobs, s->steps, o, "slurm-default");
+    REQUIRE_FALSE(c2.failures.empty());
+    CHECK((c2.failures.front().t != a.failures.front().t ||
+           c2.failures.front().host != a.failures.front().host));
+    const std::size_t n = std::min(c2.failures.size(), d2.failures.size());
+    for (std::size_t i = 0; i < n; ++i)
+        CHECK(c2.failures[i].t == d2.failures[i].t);
+}
+
+TEST_CASE("on a Philly slice the engine's placements are at least as efficient as best fit's",
+          "[sim]") {
+    ScenarioSpec spec;
+    spec.start = "2017-10-10";
+    spec.cluster.hosts = 16;  // DGX-2 nodes under the X5 shape: a day of Philly fills them
+    auto s = prepare(with_defaults(spec));
+    REQUIRE(s.ok());
+    auto engine = summarize(simulate(s->cluster, s->jobs.jobs, s->steps, options(), "engine"), 16);
+    auto tree =
+        summarize(simulate(s->cluster, s->jobs.jobs, s->steps, options(), "tree-bestfit"), 16);
+    REQUIRE(engine.multi_gpu_jobs > 10);
+    CHECK(engine.finished == engine.jobs);
+    CHECK(engine.efficiency >= tree.efficiency);
+    CHECK(engine.efficiency > 0.5);
+}
+
+TEST_CASE("bar charts draw one bar per value, to scale", "[sim]") {
+    BarChart c{"t", "y", {"a", "b"}, {{"g1", {1, 2}}, {"g2", {4, 0.5}}}};
+    std::string svg = render(c);
+    CHECK(svg.rfind("<svg", 0) == 0);
+    std::vector<double> heights;
+    for (std::size_t at = svg.find("<rect x="); at != std::string::npos;
+         at = svg.find("<rect x=", at + 1)) {
+        auto h = svg.find("height=\"", at) + 8;
+        heights.push_back(std::stod(svg.substr(h, svg.find('"', h) - h)));
+    }
+    // 4 bars and 2 legend swatches (height 10).
+    REQUIRE(heights.size() == 6);
+    CHECK(heights[0] * 2 == Approx(heights[1]).epsilon(0.01));
+    CHECK(heights[0] * 4 == Approx(heights[2]).epsilon(0.01));
+    CHECK(heights[3] * 8 == Approx(heights[2]).epsilon(0.01));
+}

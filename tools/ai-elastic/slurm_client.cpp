@@ -1,0 +1,290 @@
+#include "slurm_client.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <chrono>
+#include <csignal>
+#include <cstring>
+#include <regex>
+#include <thread>
+
+#include <slurm/slurm.h>
+#include <slurm/slurm_errno.h>
+
+#include "slurm_ai/hostlist.hpp"
+
+namespace slurm_ai::elastic {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::string str(const char *s) {
+    return s ? s : "";
+}
+
+std::string state_name(std::uint32_t state) {
+    static const char *const kNames[] = {"PENDING",   "RUNNING",   "SUSPENDED", "COMPLETED",
+                                         "CANCELLED", "FAILED",    "TIMEOUT",   "NODE_FAIL",
+                                         "PREEMPTED", "BOOT_FAIL", "DEADLINE",  "OUT_OF_MEMORY"};
+    std::uint32_t base = state & JOB_STATE_BASE;
+    return base < std::size(kNames) ? kNames[base] : "UNKNOWN";
+}
+
+// The few pending reasons the suite acts on; the rest are "Other".
+std::string reason_name(std::uint16_t reason) {
+    switch (reason) {
+        case WAIT_NO_REASON:
+            return "None";
+        case WAIT_PRIORITY:
+            return "Priority";
+        case WAIT_DEPENDENCY:
+            return "Dependency";
+        case WAIT_RESOURCES:
+            return "Resources";
+        case WAIT_NODE_NOT_AVAIL:
+            return "ReqNodeNotAvail";
+        case WAIT_HELD:
+        case WAIT_HELD_USER:
+            return "Held";
+        default:
+            return "Other";
+    }
+}
+
+// Errors of a controller that is away or busy for a moment (a restart, a database index
+// being set after a resize): worth another try.
+bool transient(int e) {
+    return (e >= SLURM_COMMUNICATIONS_CONNECTION_ERROR &&
+            e <= SLURM_COMMUNICATIONS_SHUTDOWN_ERROR) ||
+           e == SLURM_COMMUNICATIONS_MISSING_SOCKET_ERROR ||
+           (e >= SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR &&
+            e <= SLURMCTLD_COMMUNICATIONS_SHUTDOWN_ERROR) ||
+           (e >= SLURM_PROTOCOL_SOCKET_IMPL_ZERO_RECV_LENGTH &&
+            e <= SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT) ||
+           e == ESLURM_JOB_SETTING_DB_INX || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN ||
+           e == ECONNRESET;
+}
+
+JobInfo to_job(const slurm_job_info_t &j) {
+    JobInfo o;
+    o.job_id = j.job_id;
+    o.user_id = j.user_id;
+    o.name = str(j.name);
+    o.state = state_name(j.job_state);
+    o.completing = (j.job_state & JOB_COMPLETING) != 0;
+    o.reason = reason_name(j.state_reason);
+    o.nodes = str(j.nodes);
+    o.num_nodes = j.num_nodes;
+    o.priority = j.priority;
+    o.partition = str(j.partition);
+    o.qos = str(j.qos);
+    o.account = str(j.account);
+    o.tres_per_node = str(j.tres_per_node);
+    o.pn_min_memory = j.pn_min_memory;
+    o.num_cpus = j.num_cpus;
+    o.ntasks_per_node = j.ntasks_per_node;
+    o.time_limit = j.time_limit;
+    o.batch_host = str(j.batch_host);
+    o.batch = j.batch_flag != 0;
+    o.submit_time = j.submit_time;
+    o.start_time = j.start_time;
+    o.resize_time = j.resize_time;
+    o.comment = str(j.comment);
+    o.system_comment = str(j.system_comment);
+    return o;
+}
+
+[[noreturn]] void fail(const std::string &what, int code) {
+    throw SlurmError(what + ": " + slurm_strerror(code), code);
+}
+
+}  // namespace
+
+std::uint32_t JobInfo::gpus_per_node() const {
+    // "gres:gpu:4", "gres/gpu:v100:4", possibly among other TRES separated by ',' or ';'.
+    static const std::regex kGpu(R"((?:^|[,;])gres[:/]gpu(?::[A-Za-z0-9_.-]+)?:(\d+))");
+    std::smatch m;
+    if (std::regex_search(tres_per_node, m, kGpu))
+        return static_cast<std::uint32_t>(std::stoul(m[1]));
+    return 0;
+}
+
+SlurmClient::SlurmClient(int retry_s) : retry_s_(retry_s) {
+    slurm_init(nullptr);
+}
+
+SlurmClient::~SlurmClient() {
+    slurm_fini();
+}
+
+template <class F>
+void SlurmClient::with_retry(const char *what, std::uint32_t job_id, F &&call) {
+    const auto deadline = Clock::now() + std::chrono::seconds(retry_s_);
+    for (;;) {
+        if (call() == SLURM_SUCCESS)
+            return;
+        int e = slurm_get_errno();
+        if (!transient(e) || Clock::now() >= deadline)
+            fail(std::string(what) + (job_id ? " of job " + std::to_string(job_id) : ""), e);
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+    }
+}
+
+std::vector<JobInfo> SlurmClient::jobs() {
+    job_info_msg_t *msg = nullptr;
+    with_retry("reading the jobs", 0,
+               [&] { return slurm_load_jobs(0, &msg, SHOW_ALL | SHOW_DETAIL); });
+    std::vector<JobInfo> out;
+    for (std::uint32_t i = 0; i < msg->record_count; ++i)
+        out.push_back(to_job(msg->job_array[i]));
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
+std::optional<JobInfo> SlurmClient::job(std::uint32_t job_id) {
+    job_info_msg_t *msg = nullptr;
+    try {
+        with_retry("reading", job_id, [&] { return slurm_load_job(&msg, job_id, SHOW_DETAIL); });
+    } catch (const SlurmError &e) {
+        if (e.code == ESLURM_INVALID_JOB_ID)
+            return std::nullopt;
+        throw;
+    }
+    std::optional<JobInfo> out;
+    if (msg->record_count > 0)
+        out = to_job(msg->job_array[0]);
+    slurm_free_job_info_msg(msg);
+    return out;
+}
+
+std::vector<NodeInfo> SlurmClient::nodes() {
+    // The nodes' own records leave their partitions empty: they come from the partitions.
+    std::map<std::string, std::vector<std::string>> partitions_of;
+    partition_info_msg_t *parts = nullptr;
+    with_retry("reading the partitions", 0,
+               [&] { return slurm_load_partitions(0, &parts, SHOW_ALL); });
+    for (std::uint32_t i = 0; i < parts->record_count; ++i) {
+        const partition_info_t &p = parts->partition_array[i];
+        auto names = expand_hostlist(str(p.nodes), "partition nodes");
+        if (p.name && names)
+            for (const auto &n : names.value())
+                partitions_of[n].push_back(p.name);
+    }
+    slurm_free_partition_info_msg(parts);
+    node_info_msg_t *msg = nullptr;
+    with_retry("reading the nodes", 0, [&] { return slurm_load_node(0, &msg, SHOW_ALL); });
+    std::vector<NodeInfo> out;
+    for (std::uint32_t i = 0; i < msg->record_count; ++i) {
+        const node_info_t &n = msg->node_array[i];
+        if (!n.name)
+            continue;
+        NodeInfo o;
+        o.name = n.name;
+        std::uint32_t base = n.node_state & NODE_STATE_BASE;
+        o.idle = base == NODE_STATE_IDLE &&
+                 !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_COMPLETING |
+                                   NODE_STATE_NO_RESPOND | NODE_STATE_RES | NODE_STATE_FAIL));
+        o.partitions = partitions_of[o.name];
+        out.push_back(std::move(o));
+    }
+    slurm_free_node_info_msg(msg);
+    return out;
+}
+
+std::string SlurmClient::state_save_location() {
+    slurm_conf_t *conf = nullptr;
+    with_retry("reading the controller's configuration", 0,
+               [&] { return slurm_load_ctl_conf(0, &conf); });
+    std::string out = str(conf->state_save_location);
+    slurm_free_ctl_conf(conf);
+    return out;
+}
+
+std::string SlurmClient::slurm_conf_path() const {
+    const char *env = getenv("SLURM_CONF");
+    return env && *env ? env : "/etc/slurm/slurm.conf";
+}
+
+std::uint32_t SlurmClient::allocate_expansion(const JobInfo &parent, std::uint32_t add,
+                                              const std::string &name, const std::string &comment) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    std::string dependency = "expand:" + std::to_string(parent.job_id);
+    std::string gres =
+        parent.gpus_per_node() ? "gres:gpu:" + std::to_string(parent.gpus_per_node()) : "";
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    d.name = const_cast<char *>(name.c_str());
+    d.comment = const_cast<char *>(comment.c_str());
+    d.dependency = dependency.data();
+    d.partition = parent.partition.empty() ? nullptr : const_cast<char *>(parent.partition.c_str());
+    d.qos = parent.qos.empty() ? nullptr : const_cast<char *>(parent.qos.c_str());
+    d.account = parent.account.empty() ? nullptr : const_cast<char *>(parent.account.c_str());
+    d.tres_per_node = gres.empty() ? nullptr : gres.data();
+    d.min_nodes = d.max_nodes = add;
+    if (parent.num_nodes > 0 && parent.num_cpus >= parent.num_nodes)
+        d.min_cpus = parent.num_cpus / parent.num_nodes * add;
+    if (parent.pn_min_memory)
+        d.pn_min_memory = parent.pn_min_memory;
+    if (parent.time_limit)
+        d.time_limit = parent.time_limit;
+    d.user_id = getuid();
+    d.group_id = getgid();
+    d.alloc_node = host;
+    resource_allocation_response_msg_t *resp = nullptr;
+    with_retry("allocating an expansion", parent.job_id,
+               [&] { return slurm_allocate_resources(&d, &resp); });
+    std::uint32_t id = resp ? resp->job_id : 0;
+    slurm_free_resource_allocation_response_msg(resp);
+    if (!id)
+        throw SlurmError(
+            "slurmctld gave the expansion of job " + std::to_string(parent.job_id) + " no job id",
+            SLURM_ERROR);
+    return id;
+}
+
+void SlurmClient::set_node_count(std::uint32_t job_id, std::uint32_t nodes) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    d.min_nodes = nodes;
+    with_retry("setting the node count", job_id, [&] { return slurm_update_job(&d); });
+}
+
+void SlurmClient::set_node_list(std::uint32_t job_id, const std::string &hostlist) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    std::string nodes = hostlist;
+    d.req_nodes = nodes.data();
+    with_retry("setting the node list", job_id, [&] { return slurm_update_job(&d); });
+}
+
+void SlurmClient::set_admin_comment(std::uint32_t job_id, const std::string &text) {
+    job_desc_msg_t d;
+    slurm_init_job_desc_msg(&d);
+    d.job_id = job_id;
+    std::string t = text;
+    d.admin_comment = t.data();
+    with_retry("setting the admin comment", job_id, [&] { return slurm_update_job(&d); });
+}
+
+void SlurmClient::signal(std::uint32_t job_id, int sig, bool batch_only) {
+    std::string id = std::to_string(job_id);
+    with_retry("signalling", job_id, [&] {
+        return slurm_kill_job2(id.c_str(), static_cast<std::uint16_t>(sig),
+                               batch_only ? KILL_JOB_BATCH : 0, nullptr);
+    });
+}
+
+void SlurmClient::cancel(std::uint32_t job_id) {
+    try {
+        with_retry("cancelling", job_id, [&] { return slurm_kill_job(job_id, SIGKILL, 0); });
+    } catch (const SlurmError &e) {
+        if (e.code != ESLURM_ALREADY_DONE && e.code != ESLURM_INVALID_JOB_ID)
+            throw;
+    }
+}
+
+}  // namespace slurm_ai::elastic

@@ -1,0 +1,91 @@
+// What ai-resize and ai-elasticd ask slurmctld, through libslurm's C API: job and node
+// records, the expansion allocation, the updates that resize a job, signals. Every call
+// that fails throws SlurmError with Slurm's own message; calls that fail because the
+// controller is away (a restart) are retried until `retry_s` has passed.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace slurm_ai::elastic {
+
+struct SlurmError : std::runtime_error {
+    SlurmError(const std::string &what, int slurm_errno)
+        : std::runtime_error(what), code(slurm_errno) {}
+    int code;
+};
+
+struct JobInfo {
+    std::uint32_t job_id = 0;
+    std::uint32_t user_id = 0;
+    std::string name;
+    std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... (Slurm's names)
+    std::string reason;  // why a pending job waits: Resources, Priority, Dependency, ...
+    bool completing = false;
+    std::string nodes;  // hostlist
+    std::uint32_t num_nodes = 0;
+    std::uint32_t priority = 0;
+    std::string partition, qos, account;
+    std::string tres_per_node;  // e.g. "gres:gpu:4"
+    std::uint64_t pn_min_memory = 0;
+    std::uint32_t num_cpus = 0;
+    std::uint16_t ntasks_per_node = 0;
+    std::uint32_t time_limit = 0;  // minutes
+    std::string batch_host;
+    bool batch = false;
+    std::int64_t submit_time = 0, start_time = 0, resize_time = 0;
+    std::string comment, system_comment;
+
+    bool pending() const { return state == "PENDING"; }
+    bool running() const { return state == "RUNNING" && !completing; }
+    bool ended() const { return !pending() && state != "RUNNING" && state != "SUSPENDED"; }
+    // GPUs per node from tres_per_node; 0 without GPUs.
+    std::uint32_t gpus_per_node() const;
+};
+
+struct NodeInfo {
+    std::string name;
+    bool idle = false;  // up, not drained, nothing allocated
+    std::vector<std::string> partitions;
+};
+
+class SlurmClient {
+  public:
+    // Initialises libslurm (SLURM_CONF or the default slurm.conf).
+    explicit SlurmClient(int retry_s = 30);
+    ~SlurmClient();
+    SlurmClient(const SlurmClient &) = delete;
+    SlurmClient &operator=(const SlurmClient &) = delete;
+
+    std::vector<JobInfo> jobs();
+    std::optional<JobInfo> job(std::uint32_t job_id);  // nullopt once slurmctld forgot it
+    std::vector<NodeInfo> nodes();
+    std::string state_save_location();
+    std::string slurm_conf_path() const;
+
+    // An allocation of `add` nodes with --dependency=expand:<parent>, shaped like one
+    // node of the parent (partition, QOS, account, GPUs, CPUs and memory per node), named
+    // and commented so that whoever finds it knows whose it is and until when it may
+    // wait. Returns its job id; it may be pending.
+    std::uint32_t allocate_expansion(const JobInfo &parent, std::uint32_t add,
+                                     const std::string &name, const std::string &comment);
+    void set_node_count(std::uint32_t job_id, std::uint32_t nodes);  // NumNodes=
+    void set_node_list(std::uint32_t job_id, const std::string &hostlist);
+    // AdminComment: where the suite's tools say what they did to a job (SystemComment
+    // belongs to slurmctld and the select plugin; clients cannot set it).
+    void set_admin_comment(std::uint32_t job_id, const std::string &text);
+    // batch_only: the batch shell alone (a batch job's script); else every step.
+    void signal(std::uint32_t job_id, int signal, bool batch_only);
+    void cancel(std::uint32_t job_id);
+
+  private:
+    template <class F>
+    void with_retry(const char *what, std::uint32_t job_id, F &&call);
+    int retry_s_;
+};
+
+}  // namespace slurm_ai::elastic
