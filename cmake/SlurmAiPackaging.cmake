@@ -71,6 +71,9 @@ endfunction()
 file(GLOB _slurm_ai_man_pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${_slurm_ai_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/slurm.conf.d DESTINATION ${SLURM_AI_DATA_INSTALL_DIR})
+# The daemons' units, where systemd looks for packaged ones; installing does not enable them.
+install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/systemd/ DESTINATION lib/systemd/system
+        FILES_MATCHING PATTERN "*.service")
 file(GLOB _slurm_ai_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${_slurm_ai_docs} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/slurm-ai)
 
@@ -85,9 +88,10 @@ function(_slurm_ai_package)
   set(CPACK_PACKAGE_DESCRIPTION_SUMMARY "${PROJECT_DESCRIPTION}")
   string(CONCAT CPACK_PACKAGE_DESCRIPTION
          "select/ai_cons_tres, a drop-in for cons_tres that places jobs by GPU, NVLink, PCIe, "
-         "NIC and InfiniBand topology; spank_ai.so with the --ai-* job options; ai-topo, "
-         "ai-place, ai-explain, ai-fit and ai-bench-placement; example configuration and man "
-         "pages.")
+         "NIC and InfiniBand topology; spank_ai.so with the --ai-* job options and each "
+         "task's environment; ai-resize and the ai-elasticd daemon (elastic jobs, gangs); "
+         "ai-recover (checkpoint-triggered rescheduling); ai-topo, ai-place, ai-explain, "
+         "ai-fit, ai-sim and ai-bench-placement; example configuration and man pages.")
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)
   set(CPACK_STRIP_FILES ON)   # RelWithDebInfo's debug info would make the package 60 MB

@@ -2,9 +2,10 @@
 # The man pages (docs/man/*.1) format without a groff warning and say what the tools'
 # --help says: every option --help lists is in the page, and every option the page's
 # OPTIONS and COMMANDS sections describe is one --help lists (so a renamed or removed
-# option fails here); ai-topo's subcommands and ai-minicluster's commands each have an
-# entry. Page NAME.1 documents bin/NAME, except ai-minicluster.1: tools/minicluster, which
-# cmake installs under that name.
+# option fails here). A tool with subcommands (its --help lists "Subcommands:") has a
+# COMMANDS entry for each, and each subcommand's --help counts as the tool's; so do
+# ai-minicluster's commands. Page NAME.1 documents bin/NAME, except ai-minicluster.1:
+# tools/minicluster, which cmake installs under that name.
 #
 #   man_pages.sh SOURCE_DIR BIN_DIR
 set -euo pipefail
@@ -15,6 +16,8 @@ import glob, os, re, subprocess, sys
 src, bin_dir = sys.argv[1], sys.argv[2]
 failures = []
 OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
+# Tools whose --help must list subcommands (so a change of its format cannot skip them).
+WITH_SUBCOMMANDS = {"ai-topo", "ai-sim", "ai-resize", "ai-recover"}
 
 def help_text(args):
     r = subprocess.run(args + ["--help"], capture_output=True, text=True)
@@ -61,15 +64,18 @@ for page in pages:
             continue
     helps = help_text(cmd)
     entries = secs.get("OPTIONS", "") + "\n" + secs.get("COMMANDS", "")
-    if name == "ai-topo":
-        block = helps.split("Subcommands:", 1)[-1]
-        subs = re.findall(r"^\s+([a-z][a-z-]*)\s", block, re.M)
+    if "Subcommands:" in helps:
+        # CLI11's list: a name two spaces in, its description on the line or below it.
+        block = helps.split("Subcommands:", 1)[1]
+        subs = re.findall(r"^  ([a-z][a-z-]*)(?=\s|$)", block, re.M)
         if not subs:
-            failures.append("ai-topo --help lists no subcommands")
+            failures.append(f"{name} --help lists no subcommands")
         for sub in subs:
             helps += help_text(cmd + [sub])
             if not re.search(rf"^\.B {re.escape(sub)}\b", secs.get("COMMANDS", ""), re.M):
-                failures.append(f"ai-topo.1: no COMMANDS entry for '{sub}'")
+                failures.append(f"{name}.1: no COMMANDS entry for '{sub}'")
+    elif name in WITH_SUBCOMMANDS:
+        failures.append(f"{name} --help lists no subcommands")
     if name == "ai-minicluster":
         for sub in sorted(set(re.findall(r"tools/minicluster ([a-z][a-z-]*)", helps))):
             if not re.search(rf"^\.B {re.escape(sub)}\b", secs.get("COMMANDS", ""), re.M):

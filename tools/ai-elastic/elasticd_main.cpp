@@ -448,8 +448,16 @@ int main(int argc, char **argv) {
         Daemon d(conf, state_path, interval, verbose);
         log(fmt::format("running (pid {}, state {})", getpid(), state_path));
         while (!g_stop) {
-            if (g_reload.exchange(false))
-                d.reload();
+            // A configuration broken by hand must not stop the daemon: the last good
+            // one stays in force until the file is fixed and SIGHUP comes again.
+            if (g_reload.exchange(false)) {
+                try {
+                    d.reload();
+                } catch (const std::exception &e) {
+                    log(std::string("reload failed, keeping the previous configuration: ") +
+                        e.what());
+                }
+            }
             d.tick();
             if (once)
                 break;
