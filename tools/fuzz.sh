@@ -101,7 +101,7 @@ make_seeds() {  # make_seeds TARGET DIR: writes the seeds made from ../shared/da
         hostlist)  # every Nodes=/Switches= value of the fabric, and its host names
             grep -ohiE '(Nodes|Switches)=[^ ]+' "$data"/fabric/*.topology.conf |
                 sed 's/^[^=]*=//' | while read -r line; do printf '%s' "$line" | seed "$d"; done
-            hosts_of_fabric | sort -u | head -n 40 | while read -r line; do
+            hosts_of_fabric | sort -u | sed -n 1,40p | while read -r line; do
                 printf '%s' "$line" | seed "$d"
             done ;;
         plugin_config)  # the shipped file, and one naming each real fabric and node file
@@ -143,15 +143,31 @@ for n in (1, 5, len(hosts)):
         checkpoint_records)  # real scontrol lines, the same naming the fabric's hosts, records
             grep -v '^#' tests/inputs/scontrol-recovery.txt | while read -r line; do
                 printf '%s' "$line" | seed "$d"
-                hosts_of_fabric | sort -u | head -n 12 | while read -r name; do
+                hosts_of_fabric | sort -u | sed -n 1,12p | while read -r name; do
                     printf '%s' "$line" | sed "s/NodeList=n\[5-6\]/NodeList=$name/; s/BatchHost=n5/BatchHost=$name/" |
                         seed "$d"
                 done
             done
-            hosts_of_fabric | sort -u | head -n 8 | while read -r name; do
+            hosts_of_fabric | sort -u | sed -n 1,8p | while read -r name; do
                 printf '{"at":1795352481.5,"event":"node_failure","action":"requeue","reason":"%s DOWN","failed":["%s"],"step_before":120,"step_after":131,"restarts":1}' \
                     "$name" "$name" | seed "$d"
             done ;;
+        task_env)  # the shipped plugstack line's arguments, the fabric's leaves as steps
+            args=$(sed -n 's/^required [^ ]* //p' contrib/slurm.conf.d/plugstack.conf.d/ai.conf)
+            grep -ohE 'Nodes=[^ ]+' "$data"/fabric/*.topology.conf | sed 's/^Nodes=//' |
+                sed -n 1,20p | python3 -c '
+import re, sys
+for nodes in sys.stdin.read().split():
+    n = 0
+    for part in re.findall(r"[^,\[]+(?:\[[^]]*\])?", nodes):
+        m = re.search(r"\[(.*)\]", part)
+        for r in (m.group(1).split(",") if m else ["x"]):
+            a, _, b = r.partition("-")
+            n += int(b) - int(a) + 1 if b else 1
+    print(nodes, n)' | while read -r nodes n; do
+                    printf '%s\n%s\n1(x%s)\n0,1,2,3\n\001' "$args" "$nodes" "$n" | seed "$d"
+                done
+            printf '%s master_port=40000-40099\nn[1-4]\n2(x3),1\n1,3\n\000' "$args" | seed "$d" ;;
         *) echo "fuzz: no seeds defined for target $t; add them to make_seeds" >&2; return 1 ;;
     esac
 }
@@ -183,7 +199,7 @@ for t in "${targets[@]}"; do
         echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs in ${seconds}s, no crash"
     else
         echo "fuzz: $t: FAILED; input kept in $build/crashes/$t/; log $log:" >&2
-        grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | head -n 15 >&2
+        grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | sed -n 1,15p >&2
         failed=1
     fi
 done

@@ -48,8 +48,9 @@ static char *dag_path;
 static int _check_option(int val, const char *optarg, int remote) {
     char err[AI_MSG];
 
-    (void)remote;
     if (ai_spank_option_check((size_t)val, optarg, err, sizeof(err)) == 0) {
+        if (remote && val >= 0 && (size_t)val < option_count)
+            ai_spank_remember_option(options[val].name, optarg);
         if (val >= 0 && (size_t)val < option_count && strcmp(options[val].name, "ai-dag") == 0) {
             free(dag_path);
             dag_path = optarg ? strdup(optarg) : NULL;

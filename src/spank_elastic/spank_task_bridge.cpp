@@ -6,11 +6,13 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "slurm_ai/c_boundary.hpp"
+#include "slurm_ai/checkpoint.hpp"
 #include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/elastic_view.hpp"
 #include "slurm_ai/hostlist.hpp"
@@ -40,6 +42,8 @@ struct StepState {
     std::string elastic_view_dir;  // where ai-resize/ai-elasticd publish resized jobs' views
 };
 StepState g_step;
+// --ai-* values slurmstepd passed to the option callback, by option name.
+std::map<std::string, std::string, std::less<>> g_options;
 
 std::string beside(const std::string &file, const char *name) {
     auto dir = std::filesystem::path(file).parent_path();
@@ -101,14 +105,36 @@ std::string env_text(void *ctx, ai_getenv_fn get, const char *name) {
     return v ? v : "";
 }
 
-// An --ai-* option's value as the task's environment carries it: srun passes it as Slurm's
-// option variable, a batch job's environment holds sbatch's copy of it.
+// An --ai-* option's value: as slurmstepd gave it to the option callback, else as the
+// task's environment carries it (a batch job's environment holds sbatch's copy).
 std::optional<std::string> option_value(void *ctx, ai_getenv_fn get, std::string_view option) {
+    if (auto it = g_options.find(option); it != g_options.end())
+        return it->second;
     std::string name = spank_option_env_name("ai", option);
     for (const std::string &var : {name, "SLURM_SPANK_" + name})
         if (const char *v = get(ctx, var.c_str()))
             return std::string(v);
     return std::nullopt;
+}
+
+// A job with --ai-checkpoint: its directory and, at every start, its newest complete
+// checkpoint. Read in the task itself (the job's user), so a directory only the user can
+// read (root-squashed NFS) is seen as the job sees it.
+void checkpoint_env(void *ctx, ai_getenv_fn get, std::uint32_t job_id, EnvList &out,
+                    std::string &notes) {
+    auto text = option_value(ctx, get, "ai-checkpoint");
+    if (!text)
+        return;
+    auto spec = parse_checkpoint(*text);
+    if (!spec) {
+        append_note(notes, spec.error().message());
+        return;
+    }
+    std::uint32_t restarts = 0;
+    if (const char *r = get(ctx, "SLURM_RESTART_COUNT"))
+        restarts = static_cast<std::uint32_t>(std::strtoul(r, nullptr, 10));
+    for (auto &kv : checkpoint::checkpoint_task_env(*spec, std::to_string(job_id), restarts))
+        out.push_back(std::move(kv));
 }
 
 // The resize view of an elastic job, or of a job that was resized by hand.
@@ -239,6 +265,14 @@ extern "C" int ai_spank_step_setup(const char *slurm_conf_path,
     });
 }
 
+extern "C" void ai_spank_remember_option(const char *name, const char *value) {
+    try {
+        if (name && value)
+            g_options[name] = value;
+    } catch (...) {  // out of memory: the task goes without this option's variables
+    }
+}
+
 extern "C" void ai_spank_step_cleanup(void) {
     if (g_step.wrote_nccl_topo) {
         std::error_code ec;
@@ -288,6 +322,7 @@ extern "C" int ai_spank_task_setup(void *ctx, ai_getenv_fn get, ai_setenv_fn set
                                        g_step.node ? &*g_step.node : nullptr,
                                        addr && *addr ? addr : first, g_step.nccl_topo_file);
         elastic_env(ctx, get, job_id, env.set, notes);
+        checkpoint_env(ctx, get, job_id, env.set, notes);
         for (const auto &[name, value] : env.set)
             if (set(ctx, name.c_str(), value.c_str()) != 0)
                 append_note(notes, "cannot set " + name);

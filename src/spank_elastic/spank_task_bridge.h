@@ -34,6 +34,10 @@ int ai_spank_step_setup(const char *slurm_conf_path, const char *state_save_loca
                         const char *node_name, uint32_t job_id, uint32_t step_id, char *note,
                         size_t notelen);
 
+/* slurmstepd: an --ai-* option's value as Slurm handed it to the plugin's option callback
+ * (Slurm removes the options from the tasks' environment before they start). */
+void ai_spank_remember_option(const char *name, const char *value);
+
 /* Removes what step setup wrote (the NCCL topology file). */
 void ai_spank_step_cleanup(void);
 

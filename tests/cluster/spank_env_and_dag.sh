@@ -69,4 +69,15 @@ SLURM_AI_ELASTIC_MAX=3
 SLURM_AI_ELASTIC_MIN=1
 SLURM_AI_ELASTIC_VIEW=$STATE_DIR/ai_elastic/views/$el/view.json" "$(cat "$WORK/elastic.out")"
 expect_eq "elastic variables of a plain job" 0 "$(srun -N1 env | grep -c ^SLURM_AI_ELASTIC_ || true)"
+# A job with --ai-checkpoint is told its newest complete checkpoint; a torn one (newer,
+# but without its COMPLETE marker) is never offered.
+ck=$WORK/ckpt
+mkdir -p "$ck/step-000120" "$ck/step-000130"
+touch "$ck/step-000120/COMPLETE"
+srun -N1 --ai-checkpoint="$ck,keep=2" -o "$WORK/ckpt.out" bash -c 'env | grep ^AI_CHECKPOINT_ | sort'
+expect_eq "checkpoint variables of an srun task" "AI_CHECKPOINT_DIR=$ck
+AI_CHECKPOINT_KEEP=2
+AI_CHECKPOINT_RESUME=$ck/step-000120
+AI_CHECKPOINT_SIGNAL=10
+AI_CHECKPOINT_STEP=120" "$(cat "$WORK/ckpt.out")"
 pass "options from SBATCH_/SALLOC_/SLURM_AI_*, DAG job $id placed by its compact DAG"

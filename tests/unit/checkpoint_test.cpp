@@ -325,6 +325,11 @@ TEST_CASE("recovery plans", "[checkpoint][recovery]") {
     SECTION("a finished job has nothing to restart") {
         in.job.state = "COMPLETED";
         CHECK(plan_recovery(in).action == Action::kNone);
+        CHECK_FALSE(in.job.settling());
+        in.job.state = "COMPLETING";  // ending, or on its way back to the queue
+        CHECK(in.job.settling());
+        CHECK_FALSE(in.job.running());
+        CHECK(plan_recovery(in).action == Action::kNone);
     }
 }
 

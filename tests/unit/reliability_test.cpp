@@ -55,8 +55,9 @@ std::vector<std::string> x5_hosts() {
 }
 
 void load_x5(SelectService &s, const fs::path &dir, const std::vector<std::string> &names) {
-    write(dir / "ai_select.conf", "Fabric=" + kX5 + "\nNodeTopology=" SLURM_AI_TEST_INPUTS
-                                  "/minicluster-node.xml\nTimeBudgetMs=1\n");
+    write(dir / "ai_select.conf", "Fabric=" + kX5 +
+                                      "\nNodeTopology=" SLURM_AI_TEST_INPUTS
+                                      "/minicluster-node.xml\nTimeBudgetMs=1\n");
     REQUIRE_FALSE(s.load((dir / "ai_select.conf").string(), kX5, names));
 }
 

@@ -95,9 +95,8 @@ Figures measure(const fs::path &dir, int nodes, const std::string &node_file, in
     const long long before_pending = heap_in_use();
     for (int j = 0; j < jobs; ++j) {
         std::uint32_t n = 1u << (j % 4);
-        (void)service->decide({static_cast<std::uint32_t>(jobs + j + 1), n, n, 8, 8 * n, 8 * n, 0,
-                               kEnv},
-                              view);
+        (void)service->decide(
+            {static_cast<std::uint32_t>(jobs + j + 1), n, n, 8, 8 * n, 8 * n, 0, kEnv}, view);
     }
     f.pending = jobs ? (heap_in_use() - before_pending) / jobs : 0;
     for (int j = 0; j < jobs; ++j)
@@ -122,7 +121,8 @@ int main(int argc, char **argv) {
     std::string node_file = std::string(SLURM_AI_DATA_DIR) + "/nccl-topo/ndv4-topo.xml";
     int jobs = 200;
     app.add_option("--nodes", sizes, "cluster sizes")->expected(1, 16);
-    app.add_option("--node-file", node_file, "node topology of every host")->check(CLI::ExistingFile);
+    app.add_option("--node-file", node_file, "node topology of every host")
+        ->check(CLI::ExistingFile);
     app.add_option("--jobs", jobs, "jobs decided and recorded at each size");
     CLI11_PARSE(app, argc, argv);
     node_file = fs::absolute(node_file).string();  // ai_select.conf reads it from elsewhere
@@ -136,8 +136,8 @@ int main(int argc, char **argv) {
     int rc = 0;
     try {
         fmt::print("{:>7} {:>13} {:>11} {:>10} {:>13} {:>12} {:>11} {:>10}\n", "nodes",
-                   "fabric only", "with nodes", "per node", "nodes/fabric", "after jobs",
-                   "history", "decide ms");
+                   "fabric only", "with nodes", "per node", "nodes/fabric", "after jobs", "history",
+                   "decide ms");
         std::vector<long long> models;
         for (int n : sizes) {
             auto base = measure(dir, n, "", 0);
@@ -145,11 +145,12 @@ int main(int argc, char **argv) {
             models.push_back(full.model);
             fmt::print("{:>7} {:>13} {:>11} {:>8} B {:>12.2f}x {:>10} B {:>11} {:>10.3f}\n", n,
                        mib(base.model), mib(full.model), full.model / n,
-                       static_cast<double>(full.model) / static_cast<double>(base.model),
-                       full.jobs, mib(full.history), full.decide_ms);
-            fmt::print("        load {:.0f} ms; {} of {} jobs placed; {} B per failure entry; "
-                       "{} B per decided job not yet started\n",
-                       full.load_ms, full.placed, jobs, full.history / n, full.pending);
+                       static_cast<double>(full.model) / static_cast<double>(base.model), full.jobs,
+                       mib(full.history), full.decide_ms);
+            fmt::print(
+                "        load {:.0f} ms; {} of {} jobs placed; {} B per failure entry; "
+                "{} B per decided job not yet started\n",
+                full.load_ms, full.placed, jobs, full.history / n, full.pending);
         }
         if (sizes.size() > 1)
             fmt::print("model at {} nodes / model at {} nodes: {:.2f}x for {:.0f}x the nodes\n",
