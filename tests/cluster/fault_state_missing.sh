@@ -9,14 +9,7 @@ ctld_log=$MINICLUSTER_DIR/log/slurmctld.log
 [ -f "$statefile" ] || fail "no $statefile before the test: the plugin writes it at every start"
 
 mark=$(wc -l <"$ctld_log")
-pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
-kill -TERM "$pid"
-for _ in $(seq 240); do
-    [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || break
-    sleep 0.25
-done
-[ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
-    fail "slurmctld $pid did not stop within 60 s"
+stop_ctld
 rm -f "$statefile"
 "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart.log" 2>&1 ||
     fail "slurmctld did not start without the state file: $(tail -n 20 "$WORK/restart.log")"

@@ -38,6 +38,19 @@ wait_job_gone() {
     done
 }
 
+# Stops slurmctld cleanly (it saves its state on the way out) and waits until it is gone
+# (a zombie counts as gone); fails after 60 s. tools/minicluster restart-ctld starts it.
+stop_ctld() {
+    local pid
+    pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
+    kill -TERM "$pid"
+    for _ in $(seq 240); do
+        [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || return 0
+        sleep 0.25
+    done
+    fail "slurmctld $pid did not stop within 60 s"
+}
+
 # Prints the end state of a finished job from the job completion log.
 job_end_state() {
     sed -n "s/^JobId=$1 .*JobState=\([A-Z_]*\).*/\1/p" "$MINICLUSTER_DIR/log/jobcomp.log" | tail -n1

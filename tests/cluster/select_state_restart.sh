@@ -24,14 +24,7 @@ count=$(json_get "$statefile" failures.n8.count)
 # A corrupt state file: reported, and slurmctld starts with a clean history.
 mark=$(wc -l <"$MINICLUSTER_DIR/log/slurmctld.log")
 # Stop slurmctld (it saves its state on the way out), corrupt the file, start it again.
-pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
-kill -TERM "$pid"
-for _ in $(seq 240); do
-    [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || break
-    sleep 0.25
-done
-[ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null &&
-    fail "slurmctld $pid did not stop within 60 s"
+stop_ctld
 echo '{"version": 1, "failures": {' >"$statefile"
 "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart2.log" 2>&1 ||
     fail "slurmctld did not start: $(tail -n 20 "$WORK/restart2.log")"

@@ -17,13 +17,6 @@ JobDemand gpu_job(std::uint32_t nodes, std::uint32_t per_node, std::optional<Com
     return make_demand(JobRequest{nodes, nodes, per_node, nodes * per_node, 1}, hints);
 }
 
-std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
-    std::set<int> out;
-    for (int h : p.hosts)
-        out.insert(g.host_leaf(h));
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("every policy places a job and the engine is never less efficient", "[engine]") {

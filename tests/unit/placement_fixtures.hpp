@@ -2,6 +2,7 @@
 // node files of ../shared/data.
 #pragma once
 
+#include <set>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -76,6 +77,14 @@ inline JobDemand pattern_demand(CommPattern pattern, std::uint32_t nodes, std::u
     comm.pattern = pattern;
     hints.comm = comm;
     return make_demand(JobRequest{nodes, nodes, gpus / nodes, gpus, 1}, hints);
+}
+
+// The leaf switches a placement's hosts hang from.
+inline std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
+    std::set<int> out;
+    for (int h : p.hosts)
+        out.insert(g.host_leaf(h));
+    return out;
 }
 
 }  // namespace slurm_ai::test

@@ -32,13 +32,6 @@ GangMember member(std::uint32_t id, MemberState state, const GangSpec &spec,
     return GangMember{id, state, eligible, submit, spec};
 }
 
-std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
-    std::set<int> out;
-    for (int h : p.hosts)
-        out.insert(g.host_leaf(h));
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("gang option (--ai-gang) takes a failure policy and keeps its old forms", "[gang][hints]") {
