@@ -419,10 +419,14 @@ TEST_CASE("fuzz regressions of the restart log replay cleanly", "[checkpoint][fu
         auto text = read_text_file(entry.path().string());
         REQUIRE(text.ok());
         INFO(entry.path().string());
-        RestartRecord r;
-        REQUIRE_NOTHROW(r = nlohmann::json::parse(text.value()).get<RestartRecord>());
-        // A time no clock shows is printed as a number, not converted.
-        CHECK_THAT(describe(r), Catch::StartsWith("(at "));
+        // Either a record whose time no clock shows (printed as a number, not converted),
+        // or a number too big for its field: the JSON error read_restart_log skips.
+        try {
+            auto r = nlohmann::json::parse(text.value()).get<RestartRecord>();
+            CHECK_THAT(describe(r), Catch::StartsWith("(at "));
+        } catch (const nlohmann::json::type_error &e) {
+            CHECK_THAT(e.what(), Catch::Contains("must be a whole number that fits"));
+        }
         ++replayed;
     }
     CHECK(replayed > 0);
