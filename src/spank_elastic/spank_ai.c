@@ -215,8 +215,7 @@ int slurm_spank_user_init(spank_t sp, int ac, char **av) {
 
     if (ai_spank_step_setup(_slurm_conf_path(), conf ? conf->state_save_location : NULL,
                             node ? node : "", job_id, step_id, note, sizeof(note)) != 0)
-        slurm_verbose("ai: job %u step %u on %s: %s", job_id, step_id, node ? node : "?",
-                      note);
+        slurm_verbose("ai: job %u step %u on %s: %s", job_id, step_id, node ? node : "?", note);
     step_ready = 1;
     return 0;
 }

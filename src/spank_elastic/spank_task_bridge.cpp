@@ -78,8 +78,8 @@ std::optional<NodeTopology> load_node(const std::string &node_name, std::string 
 }
 
 // Tasks need NCCL's format; a node described in it is handed over as it is.
-void prepare_nccl_topo(std::uint32_t job_id, std::uint32_t step_id,
-                       const std::string &node_name, std::string &notes) {
+void prepare_nccl_topo(std::uint32_t job_id, std::uint32_t step_id, const std::string &node_name,
+                       std::string &notes) {
     if (!g_config.nccl_topo || !g_step.node)
         return;
     const NodeTopology &t = *g_step.node;
@@ -88,8 +88,8 @@ void prepare_nccl_topo(std::uint32_t job_id, std::uint32_t step_id,
         return;
     }
     auto path = std::filesystem::path(g_config.nccl_topo_dir) /
-                ("ai-nccl-topo-" + std::to_string(job_id) + "." + std::to_string(step_id) +
-                 "." + node_name + ".xml");
+                ("ai-nccl-topo-" + std::to_string(job_id) + "." + std::to_string(step_id) + "." +
+                 node_name + ".xml");
     std::ofstream out(path, std::ios::trunc);
     out << write_nccl_topo(t);
     if (!out.flush()) {
@@ -205,9 +205,10 @@ extern "C" int ai_spank_compact_dag(const char *path, char **compact, char *err,
         std::string text = compact_task_dag(dag.value());
         if (text.size() > kMaxCompactDag) {
             copy_message(err, errlen,
-                         "--ai-dag='" + std::string(path) + "': expected a DAG whose compact "
-                         "form fits " + format_size(kMaxCompactDag) + ", got " +
-                         format_size(text.size()));
+                         "--ai-dag='" + std::string(path) +
+                             "': expected a DAG whose compact "
+                             "form fits " +
+                             format_size(kMaxCompactDag) + ", got " + format_size(text.size()));
             return -1;
         }
         *compact = strdup(text.c_str());
@@ -221,8 +222,10 @@ extern "C" const char *ai_spank_option_env_var(size_t i, const char *program) {
     if (i >= table.size() || !program)
         return nullptr;
     std::string_view prog(program);
-    const char *prefix = prog == "sbatch" ? "SBATCH_" : prog == "salloc" ? "SALLOC_"
-                         : prog == "srun" ? "SLURM_" : nullptr;
+    const char *prefix = prog == "sbatch"   ? "SBATCH_"
+                         : prog == "salloc" ? "SALLOC_"
+                         : prog == "srun"   ? "SLURM_"
+                                            : nullptr;
     if (!prefix)
         return nullptr;
     name = prefix;
@@ -231,10 +234,9 @@ extern "C" const char *ai_spank_option_env_var(size_t i, const char *program) {
     return name.c_str();
 }
 
-extern "C" int ai_spank_step_setup(const char *slurm_conf_path,
-                                   const char *state_save_location, const char *node_name,
-                                   uint32_t job_id, uint32_t step_id, char *note,
-                                   size_t notelen) {
+extern "C" int ai_spank_step_setup(const char *slurm_conf_path, const char *state_save_location,
+                                   const char *node_name, uint32_t job_id, uint32_t step_id,
+                                   char *note, size_t notelen) {
     return guarded(note, notelen, [&] {
         std::string notes;
         const std::string node = node_name ? node_name : "";
@@ -318,9 +320,9 @@ extern "C" int ai_spank_task_setup(void *ctx, ai_getenv_fn get, ai_setenv_fn set
 
         const std::string &first = step->nodes[layout.order.front()];
         const char *addr = resolve ? resolve(first.c_str()) : nullptr;
-        TaskEnv env = task_environment(g_config, *step, layout, place,
-                                       g_step.node ? &*g_step.node : nullptr,
-                                       addr && *addr ? addr : first, g_step.nccl_topo_file);
+        TaskEnv env =
+            task_environment(g_config, *step, layout, place, g_step.node ? &*g_step.node : nullptr,
+                             addr && *addr ? addr : first, g_step.nccl_topo_file);
         elastic_env(ctx, get, job_id, env.set, notes);
         checkpoint_env(ctx, get, job_id, env.set, notes);
         for (const auto &[name, value] : env.set)

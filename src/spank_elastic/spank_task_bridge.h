@@ -50,8 +50,7 @@ typedef const char *(*ai_resolve_fn)(const char *node_name);
  * resolve maps a node name to its address (NULL: the name itself). 0 when done; 1 when
  * something was skipped (note says what); -1 on error (message in note). */
 int ai_spank_task_setup(void *ctx, ai_getenv_fn get, ai_setenv_fn set, ai_resolve_fn resolve,
-                        uint32_t job_id, int batch, uint32_t local_id, char *note,
-                        size_t notelen);
+                        uint32_t job_id, int batch, uint32_t local_id, char *note, size_t notelen);
 
 #ifdef __cplusplus
 }

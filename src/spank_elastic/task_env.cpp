@@ -26,8 +26,7 @@ std::optional<std::uint32_t> to_uint(std::string_view s) {
 // "2(x3),1" -> 2 2 2 1, Slurm's compressed form of SLURM_STEP_TASKS_PER_NODE.
 Parsed<std::vector<std::uint32_t>> expand_counts(std::string_view text) {
     constexpr std::uint32_t kMaxNodes = 1u << 20;
-    InputError bad{"SLURM_STEP_TASKS_PER_NODE", std::string(text),
-                   "counts like 2(x3),1", "", 0};
+    InputError bad{"SLURM_STEP_TASKS_PER_NODE", std::string(text), "counts like 2(x3),1", "", 0};
     std::vector<std::uint32_t> out;
     for (std::string_view item : split(text, ',')) {
         std::uint32_t repeat = 1;
@@ -137,8 +136,8 @@ TaskBinding bind_task(const NodeTopology *topo, const std::vector<int> &node_gpu
         std::vector<int> sorted = node_gpus;
         std::sort(sorted.begin(), sorted.end());
         for (int g : gpu_ring_order(*topo, sorted))
-            ring.push_back(static_cast<int>(
-                std::find(node_gpus.begin(), node_gpus.end(), g) - node_gpus.begin()));
+            ring.push_back(static_cast<int>(std::find(node_gpus.begin(), node_gpus.end(), g) -
+                                            node_gpus.begin()));
     } else {
         for (std::size_t i = 0; i < node_gpus.size(); ++i)
             ring.push_back(static_cast<int>(i));
@@ -191,10 +190,9 @@ Parsed<std::vector<int>> parse_gpu_list(std::string_view field, std::string_view
     return out;
 }
 
-TaskEnv task_environment(const SpankConfig &config, const StepInfo &step,
-                         const RankLayout &layout, const TaskPlace &task,
-                         const NodeTopology *topo, std::string_view master_addr,
-                         std::string_view nccl_topo_file) {
+TaskEnv task_environment(const SpankConfig &config, const StepInfo &step, const RankLayout &layout,
+                         const TaskPlace &task, const NodeTopology *topo,
+                         std::string_view master_addr, std::string_view nccl_topo_file) {
     TaskEnv env;
     auto set = [&](std::string name, std::string value) {
         env.set.emplace_back(std::move(name), std::move(value));
@@ -217,8 +215,7 @@ TaskEnv task_environment(const SpankConfig &config, const StepInfo &step,
         set("AI_RANK_ORDER", layout.by_topology ? "topology" : "slurm");
         if (!step.batch) {
             const auto node_rank = static_cast<std::size_t>(
-                std::find(layout.order.begin(), layout.order.end(), node) -
-                layout.order.begin());
+                std::find(layout.order.begin(), layout.order.end(), node) - layout.order.begin());
             set("WORLD_SIZE", std::to_string(layout.world_size));
             set("RANK", std::to_string(layout.first_rank[node] + task.local_id));
             set("LOCAL_RANK", std::to_string(task.local_id));

@@ -53,11 +53,20 @@ std::string xml_escape(const std::string &s) {
     std::string out;
     for (char c : s) {
         switch (c) {
-        case '&': out += "&amp;"; break;
-        case '<': out += "&lt;"; break;
-        case '>': out += "&gt;"; break;
-        case '"': out += "&quot;"; break;
-        default: out += c;
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
         }
     }
     return out;
@@ -144,8 +153,7 @@ std::string write_nccl_topo(const NodeTopology &t) {
                     x += indent + "<pci busid=\"" + xml_escape(gpu.pci_busid) +
                          "\" class=\"0x030200\" link_speed=\"16 GT/s\" link_width=\"16\">\n";
                     const double rate = link_rate(t, d);
-                    x += indent + "  <gpu dev=\"" + std::to_string(d) + "\"" + sm_for(rate) +
-                         ">\n";
+                    x += indent + "  <gpu dev=\"" + std::to_string(d) + "\"" + sm_for(rate) + ">\n";
                     double to_switch = gpu.nvlink_gbs;
                     for (int b = 0; b < G; ++b) {
                         if (b == d || t.path(d, b) != PathType::kNVLink)
@@ -158,7 +166,8 @@ std::string write_nccl_topo(const NodeTopology &t) {
                     }
                     if (t.nvswitches > 0 && to_switch > rate / 2)
                         x += indent + "    <nvlink target=\"fffffff:ffff:ff\" count=\"" +
-                             std::to_string(links_for(to_switch, rate)) + "\" tclass=\"0x068000\"/>\n";
+                             std::to_string(links_for(to_switch, rate)) +
+                             "\" tclass=\"0x068000\"/>\n";
                     x += indent + "  </gpu>\n" + indent + "</pci>\n";
                 } else {
                     const Nic &nic = t.nics[static_cast<std::size_t>(d - G)];

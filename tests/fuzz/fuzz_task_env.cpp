@@ -56,8 +56,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     place.node_gpus = *gpus;
     for (int g : *gpus)
         place.cuda_ids.push_back(std::to_string(g));
-    auto env = slurm_ai::task_environment(config ? *config : slurm_ai::SpankConfig{}, *step,
-                                          layout, place, node(), "10.0.0.1", "/tmp/t.xml");
+    auto env = slurm_ai::task_environment(config ? *config : slurm_ai::SpankConfig{}, *step, layout,
+                                          place, node(), "10.0.0.1", "/tmp/t.xml");
     (void)env;
     return 0;
 }

@@ -20,11 +20,11 @@
 namespace slurm_ai {
 
 struct SpankConfig {
-    bool rank_env = true;   // MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, ...
-    bool gpu_bind = true;   // CUDA_VISIBLE_DEVICES per task, in ring order
-    bool nic_bind = true;   // NCCL_IB_HCA: the NICs nearest the task's GPUs
-    bool cpu_bind = true;   // the task's CPU affinity narrowed to its GPUs' NUMA node
-    bool nccl_topo = false; // NCCL_TOPO_FILE written from the node's topology
+    bool rank_env = true;    // MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, ...
+    bool gpu_bind = true;    // CUDA_VISIBLE_DEVICES per task, in ring order
+    bool nic_bind = true;    // NCCL_IB_HCA: the NICs nearest the task's GPUs
+    bool cpu_bind = true;    // the task's CPU affinity narrowed to its GPUs' NUMA node
+    bool nccl_topo = false;  // NCCL_TOPO_FILE written from the node's topology
     std::string nccl_topo_dir = "/tmp";
     std::uint32_t master_port_min = 29500;  // MASTER_PORT = min + job id mod range size
     std::uint32_t master_port_max = 30499;

@@ -26,9 +26,9 @@ namespace slurm_ai {
 // What every task of a step sees alike.
 struct StepInfo {
     std::uint32_t job_id = 0;
-    bool batch = false;                  // the batch script's own step: job-level variables only
-    std::vector<std::string> nodes;      // the step's nodes in Slurm's order
-    std::vector<std::uint32_t> tasks;    // tasks on each of them, same order
+    bool batch = false;                // the batch script's own step: job-level variables only
+    std::vector<std::string> nodes;    // the step's nodes in Slurm's order
+    std::vector<std::uint32_t> tasks;  // tasks on each of them, same order
 };
 
 // From SLURM_STEP_NODELIST ("n[1-3]") and SLURM_STEP_TASKS_PER_NODE ("2(x2),1").
@@ -47,9 +47,9 @@ RankLayout rank_layout(const StepInfo &step, const ClusterGraph *fabric);
 
 // Which of its node's GPUs, NICs and CPUs one task should use.
 struct TaskBinding {
-    std::vector<int> gpus;           // positions in the node's GPU list, in ring order
-    std::vector<std::string> hcas;   // verbs devices nearest those GPUs (NCCL_IB_HCA)
-    std::vector<int> cpus;           // PUs near those GPUs; empty: leave the affinity alone
+    std::vector<int> gpus;          // positions in the node's GPU list, in ring order
+    std::vector<std::string> hcas;  // verbs devices nearest those GPUs (NCCL_IB_HCA)
+    std::vector<int> cpus;          // PUs near those GPUs; empty: leave the affinity alone
     int numa_node = -1;
 };
 
@@ -77,10 +77,9 @@ struct TaskEnv {
 
 // master_addr: the address of the first node in rank order (the adapter resolves it).
 // nccl_topo_file: a file already written for this node, or empty.
-TaskEnv task_environment(const SpankConfig &config, const StepInfo &step,
-                         const RankLayout &layout, const TaskPlace &task,
-                         const NodeTopology *topo, std::string_view master_addr,
-                         std::string_view nccl_topo_file);
+TaskEnv task_environment(const SpankConfig &config, const StepInfo &step, const RankLayout &layout,
+                         const TaskPlace &task, const NodeTopology *topo,
+                         std::string_view master_addr, std::string_view nccl_topo_file);
 
 // The port every task of a job agrees on: min + job id modulo the range.
 std::uint32_t master_port(const SpankConfig &config, std::uint32_t job_id);
