@@ -412,8 +412,8 @@ TEST_CASE("restart records round-trip and torn lines are skipped", "[checkpoint]
 }
 
 TEST_CASE("fuzz regressions of the restart log replay cleanly", "[checkpoint][fuzz]") {
-    const fs::path dir = fs::path(kInputs).parent_path() / "fuzz" / "regressions" /
-                         "checkpoint_records";
+    const fs::path dir =
+        fs::path(kInputs).parent_path() / "fuzz" / "regressions" / "checkpoint_records";
     int replayed = 0;
     for (const auto &entry : fs::directory_iterator(dir)) {
         auto text = read_text_file(entry.path().string());

@@ -15,9 +15,9 @@
 #include <catch2/catch.hpp>
 
 #include "slurm_ai/cluster_files.hpp"
+#include "slurm_ai/fabric.hpp"
 #include "slurm_ai/node_topology.hpp"
 #include "slurm_ai/spank_config.hpp"
-#include "slurm_ai/fabric.hpp"
 
 using namespace slurm_ai;
 
@@ -107,9 +107,9 @@ TEST_CASE("step info: Slurm's node list and compressed task counts") {
     auto s = step("n[1-3],m7", "2(x2),1,4");
     CHECK(s.nodes == std::vector<std::string>{"n1", "n2", "n3", "m7"});
     CHECK(s.tasks == std::vector<std::uint32_t>{2, 2, 1, 4});
-    for (auto [nodes, tasks] : {std::pair{"n[1-3]", "2(x2)"}, std::pair{"n[1-2]", "2(x"},
-                                std::pair{"n[1-2]", "a,b"}, std::pair{"n[1-2", "1,1"},
-                                std::pair{"", ""}}) {
+    for (auto [nodes, tasks] :
+         {std::pair{"n[1-3]", "2(x2)"}, std::pair{"n[1-2]", "2(x"}, std::pair{"n[1-2]", "a,b"},
+          std::pair{"n[1-2", "1,1"}, std::pair{"", ""}}) {
         INFO(nodes << " " << tasks);
         CHECK_FALSE(parse_step_info(1, false, nodes, tasks).ok());
     }
@@ -117,8 +117,9 @@ TEST_CASE("step info: Slurm's node list and compressed task counts") {
 
 TEST_CASE("rank layout: nodes grouped by leaf as the engine orders them, ranks contiguous") {
     // Leaves interleave with Slurm's (sorted) node order.
-    auto g = graph_of("SwitchName=a Nodes=n1,n3\nSwitchName=b Nodes=n2,n4\n"
-                      "SwitchName=top Switches=a,b\n");
+    auto g = graph_of(
+        "SwitchName=a Nodes=n1,n3\nSwitchName=b Nodes=n2,n4\n"
+        "SwitchName=top Switches=a,b\n");
     auto s = step("n[1-4]", "2,1,3,2");
     auto l = rank_layout(s, &g);
     CHECK(l.by_topology);
@@ -161,7 +162,8 @@ TEST_CASE("binding on NDv4 (8 GPUs, one NIC each, 4 NUMA nodes): one GPU per tas
     CHECK(bind_task(&t, all, 1, 3).gpus.size() == 8);
 }
 
-TEST_CASE("binding follows each GPU's nearest named InfiniBand NIC; EFA and unknown NICs get none") {
+TEST_CASE(
+    "binding follows each GPU's nearest named InfiniBand NIC; EFA and unknown NICs get none") {
     auto two = load(kInputs + "/minicluster-node-2nic.xml");
     std::vector<int> all{0, 1, 2, 3};
     std::vector<std::string> hca;
@@ -231,7 +233,8 @@ TEST_CASE("task environment: ranks, binding, and parts switched off") {
     off.rank_env = off.gpu_bind = off.nic_bind = off.cpu_bind = false;
     off.nccl_topo = true;
     auto quiet = task_environment(off, s, l, place, &two, "a", "/tmp/topo.xml");
-    CHECK(as_map(quiet.set) == std::map<std::string, std::string>{{"NCCL_TOPO_FILE", "/tmp/topo.xml"}});
+    CHECK(as_map(quiet.set) ==
+          std::map<std::string, std::string>{{"NCCL_TOPO_FILE", "/tmp/topo.xml"}});
     CHECK(quiet.cpus.empty());
 
     // The batch script's step: job-level variables only.
@@ -245,7 +248,8 @@ TEST_CASE("task environment: ranks, binding, and parts switched off") {
     CHECK(b.count("CUDA_VISIBLE_DEVICES") == 0);
 
     // A node without GPUs: ranks only.
-    auto plain = as_map(task_environment(on, s, l, TaskPlace{"n1", 0, {}, {}}, nullptr, "a", "").set);
+    auto plain =
+        as_map(task_environment(on, s, l, TaskPlace{"n1", 0, {}, {}}, nullptr, "a", "").set);
     CHECK(plain.count("RANK") == 1);
     CHECK(plain.count("CUDA_VISIBLE_DEVICES") == 0);
     CHECK(plain.count("NCCL_IB_HCA") == 0);
@@ -276,8 +280,9 @@ TEST_CASE("NCCL topology written from a topology reads back with the same GPUs, 
                     want = PathType::kPCIeSwitch;
                 CHECK(to_string(got) == to_string(want));
                 if (want == PathType::kNVLink || want == PathType::kNVSwitch)
-                    CHECK(r.bandwidth(static_cast<int>(g), static_cast<int>(h)) ==
-                          Approx(t.bandwidth(static_cast<int>(g), static_cast<int>(h))).epsilon(0.1));
+                    CHECK(
+                        r.bandwidth(static_cast<int>(g), static_cast<int>(h)) ==
+                        Approx(t.bandwidth(static_cast<int>(g), static_cast<int>(h))).epsilon(0.1));
             }
         }
         CHECK((r.nvswitches > 0) == (t.nvswitches > 0));

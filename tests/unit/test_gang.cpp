@@ -34,7 +34,8 @@ GangMember member(std::uint32_t id, MemberState state, const GangSpec &spec,
 
 }  // namespace
 
-TEST_CASE("gang option (--ai-gang) takes a failure policy and keeps its old forms", "[gang][hints]") {
+TEST_CASE("gang option (--ai-gang) takes a failure policy and keeps its old forms",
+          "[gang][hints]") {
     auto plain = parse_gang("train:3");
     REQUIRE(plain.ok());
     CHECK_FALSE(plain->keep_on_failure);
@@ -58,7 +59,8 @@ TEST_CASE("gang option (--ai-gang) takes a failure policy and keeps its old form
     CHECK_FALSE(parse_gang("train:onfail=keep").ok());  // SIZE is not optional
 }
 
-TEST_CASE("elastic option (--ai-elastic) takes the signal that announces a resize", "[elastic][hints]") {
+TEST_CASE("elastic option (--ai-elastic) takes the signal that announces a resize",
+          "[elastic][hints]") {
     auto e = parse_elastic("2:8:signal=USR2");
     REQUIRE(e.ok());
     CHECK(e->min_nodes == 2);
