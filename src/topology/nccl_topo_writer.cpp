@@ -14,9 +14,12 @@
 #include <vector>
 
 #include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {
+
+using text::xml_escape;
 
 // Devices: GPUs 0..G-1, then NICs G..G+N-1.
 struct Groups {
@@ -45,29 +48,6 @@ std::string affinity_mask(const std::vector<int> &cpus) {
         if (!out.empty())
             out += ',';
         out += buf;
-    }
-    return out;
-}
-
-std::string xml_escape(const std::string &s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            case '"':
-                out += "&quot;";
-                break;
-            default:
-                out += c;
-        }
     }
     return out;
 }

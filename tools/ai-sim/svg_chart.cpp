@@ -5,6 +5,8 @@
 
 #include <fmt/format.h>
 
+#include "slurm_ai/text_scan.hpp"
+
 namespace slurm_ai::sim {
 namespace {
 
@@ -13,25 +15,7 @@ constexpr double kLeft = 70, kRight = 170, kTop = 40, kBottom = 50;
 constexpr const char *kColors[] = {"#d62728", "#ff7f0e", "#1f77b4", "#2ca02c",
                                    "#9467bd", "#8c564b", "#7f7f7f", "#17becf"};
 
-std::string escape(const std::string &s) {
-    std::string out;
-    for (char c : s) {
-        switch (c) {
-            case '&':
-                out += "&amp;";
-                break;
-            case '<':
-                out += "&lt;";
-                break;
-            case '>':
-                out += "&gt;";
-                break;
-            default:
-                out += c;
-        }
-    }
-    return out;
-}
+using slurm_ai::text::xml_escape;
 
 std::string number(double v) {
     if (v == 0)
@@ -65,7 +49,7 @@ std::string header(const std::string &title) {
         "{0} {1}\" font-family=\"sans-serif\" font-size=\"12\">\n"
         "<rect width=\"{0}\" height=\"{1}\" fill=\"white\"/>\n"
         "<text x=\"{2}\" y=\"22\" font-size=\"14\" font-weight=\"bold\">{3}</text>\n",
-        kWidth, kHeight, kLeft, escape(title));
+        kWidth, kHeight, kLeft, xml_escape(title));
 }
 
 std::string legend(const std::vector<std::string> &names) {
@@ -75,7 +59,8 @@ std::string legend(const std::vector<std::string> &names) {
         out += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"10\" fill=\"{}\"/>"
             "<text x=\"{}\" y=\"{}\">{}</text>\n",
-            kWidth - kRight + 15, y - 9, kColors[i % 8], kWidth - kRight + 34, y, escape(names[i]));
+            kWidth - kRight + 15, y - 9, kColors[i % 8], kWidth - kRight + 34, y,
+            xml_escape(names[i]));
     }
     return out;
 }
@@ -92,7 +77,7 @@ std::string y_axis(double lo, double hi, const std::string &label) {
     }
     out += fmt::format(
         "<text transform=\"translate(16 {}) rotate(-90)\" text-anchor=\"middle\">{}</text>\n",
-        kTop + h / 2, escape(label));
+        kTop + h / 2, xml_escape(label));
     out += fmt::format(
         "<line x1=\"{0}\" y1=\"{1}\" x2=\"{0}\" y2=\"{2}\" stroke=\"black\"/>"
         "<line x1=\"{0}\" y1=\"{2}\" x2=\"{3}\" y2=\"{2}\" stroke=\"black\"/>\n",
@@ -143,7 +128,7 @@ std::string render(const LineChart &c) {
             "<text x=\"{0:.1f}\" y=\"{3}\" text-anchor=\"middle\">{4}</text>\n",
             px(v), kHeight - kBottom, kHeight - kBottom + 5, kHeight - kBottom + 18, number(v));
     out += fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n", kLeft + w / 2,
-                       kHeight - 10, escape(c.x_label));
+                       kHeight - 10, xml_escape(c.x_label));
     std::vector<std::string> names;
     for (std::size_t i = 0; i < c.series.size(); ++i) {
         const auto &s = c.series[i];
@@ -188,10 +173,11 @@ std::string render(const BarChart &c) {
                 "<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
                 "fill=\"{}\"><title>{}: {}</title></rect>\n",
                 gx + bar_w * static_cast<double>(i), kTop + h - bh, bar_w * 0.95, bh,
-                kColors[i % 8], escape(i < c.series.size() ? c.series[i] : ""), number(v));
+                kColors[i % 8], xml_escape(i < c.series.size() ? c.series[i] : ""), number(v));
         }
-        out += fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
-                           gx + group_w * 0.4, kHeight - kBottom + 18, escape(c.groups[g].label));
+        out +=
+            fmt::format("<text x=\"{:.1f}\" y=\"{}\" text-anchor=\"middle\">{}</text>\n",
+                        gx + group_w * 0.4, kHeight - kBottom + 18, xml_escape(c.groups[g].label));
     }
     return out + legend(c.series) + "</svg>\n";
 }

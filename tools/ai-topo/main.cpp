@@ -85,29 +85,35 @@ int cmd_discover(bool as_json) {
     return 0;
 }
 
+// Writes a generated file's text to --output when given, then prints the result: JSON
+// (the text under `key`), the text itself, or what was written where.
+void emit(const std::string &text, const std::string &output, bool as_json, const char *key, json j,
+          const std::string &summary) {
+    if (!output.empty()) {
+        std::ofstream out(output);
+        if (!(out << text) || !out.flush())
+            throw BadInput{"--output='" + output + "': expected a writable file"};
+    }
+    if (as_json) {
+        j[key] = text;
+        if (!output.empty())
+            j["output"] = output;
+        std::cout << j.dump(2) << '\n';
+    } else if (output.empty()) {
+        std::cout << text;
+    } else {
+        std::cout << fmt::format("wrote {}: {}\n", output, summary);
+    }
+}
+
 int cmd_convert(const std::string &input, const std::string &map_path, const std::string &output,
                 bool as_json) {
     auto map = load_map(map_path);
     auto fabric = take(load_ibnetdiscover(input, map ? &*map : nullptr));
     std::string conf = write_topology_conf(fabric);
-    if (!output.empty()) {
-        std::ofstream out(output);
-        if (!(out << conf) || !out.flush())
-            throw BadInput{"--output='" + output + "': expected a writable file"};
-    }
-    if (as_json) {
-        json j{{"switches", fabric.switches().size()},
-               {"hosts", fabric.hosts().size()},
-               {"topology_conf", conf}};
-        if (!output.empty())
-            j["output"] = output;
-        std::cout << j.dump(2) << '\n';
-    } else if (output.empty()) {
-        std::cout << conf;
-    } else {
-        std::cout << fmt::format("wrote {}: {} switches, {} hosts\n", output,
-                                 fabric.switches().size(), fabric.hosts().size());
-    }
+    emit(conf, output, as_json, "topology_conf",
+         json{{"switches", fabric.switches().size()}, {"hosts", fabric.hosts().size()}},
+         fmt::format("{} switches, {} hosts", fabric.switches().size(), fabric.hosts().size()));
     return 0;
 }
 
@@ -115,23 +121,9 @@ int cmd_gres_conf(const std::string &input, const GresConfOptions &opt, const st
                   bool as_json) {
     auto node = take(input.empty() ? discover_local_node() : load_node_topology(input));
     std::string conf = take(write_gres_conf(node, opt));
-    if (!output.empty()) {
-        std::ofstream out(output);
-        if (!(out << conf) || !out.flush())
-            throw BadInput{"--output='" + output + "': expected a writable file"};
-    }
-    if (as_json) {
-        json j{{"input", input.empty() ? "live" : input},
-               {"gpus", node.gpus.size()},
-               {"gres_conf", conf}};
-        if (!output.empty())
-            j["output"] = output;
-        std::cout << j.dump(2) << '\n';
-    } else if (output.empty()) {
-        std::cout << conf;
-    } else {
-        std::cout << fmt::format("wrote {}: {} GPUs\n", output, node.gpus.size());
-    }
+    emit(conf, output, as_json, "gres_conf",
+         json{{"input", input.empty() ? "live" : input}, {"gpus", node.gpus.size()}},
+         fmt::format("{} GPUs", node.gpus.size()));
     return 0;
 }
 

@@ -26,6 +26,31 @@ inline std::string lower(std::string_view s) {
     return out;
 }
 
+// Text made safe for XML content and attribute values (&, <, >, ").
+inline std::string xml_escape(std::string_view s) {
+    std::string out;
+    out.reserve(s.size());
+    for (char c : s) {
+        switch (c) {
+            case '&':
+                out += "&amp;";
+                break;
+            case '<':
+                out += "&lt;";
+                break;
+            case '>':
+                out += "&gt;";
+                break;
+            case '"':
+                out += "&quot;";
+                break;
+            default:
+                out += c;
+        }
+    }
+    return out;
+}
+
 // The fields of "a,b,,c" split at sep, empty ones kept; an empty text has one empty field.
 inline std::vector<std::string_view> split(std::string_view s, char sep) {
     std::vector<std::string_view> out;
