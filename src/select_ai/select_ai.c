@@ -255,8 +255,8 @@ static char *_allocated_gpus(job_record_t *job_ptr) {
 
 /*
  * Nodes that went DOWN since the last look count as failures in the risk model's history
- * (kept across restarts by state_save). Looked at from the job tests, once per change of
- * any node's state (slurmctld's last_node_update).
+ * (kept across restarts by state_save). Looked at from the job tests, again only after a
+ * change of any node's state (slurmctld's last_node_update).
  */
 static void _note_down_nodes(void) {
     static bitstr_t *was_down;
@@ -265,10 +265,14 @@ static void _note_down_nodes(void) {
     bool noted = false;
     char err[512] = "";
 
-    /* Node states change far less often than jobs are tested. */
-    if (was_down && looked_at == last_node_update)
+    /*
+     * Node states change far less often than jobs are tested. last_node_update counts
+     * whole seconds: a change in the second of the last look may have come after it, so
+     * that second is looked at again.
+     */
+    if (was_down && last_node_update < looked_at)
         return;
-    looked_at = last_node_update;
+    looked_at = time(NULL);
     if (!was_down || bit_size(was_down) != node_record_count) {
         FREE_NULL_BITMAP(was_down);
         was_down = bit_alloc(node_record_count);
@@ -824,6 +828,110 @@ static void _sum_total_gres(List gres_list) {
     list_iterator_destroy(it);
 }
 
+/* Where node `n` (the n-th of the job's nodes) starts in a job's core bitmaps, and its
+ * core count; 0 when n is out of range. */
+static int _node_cores(const job_resources_t *res, int n, int *first) {
+    int start = 0;
+
+    for (uint32_t i = 0, seen = 0; seen < res->nhosts; i++) {
+        int per = res->sockets_per_node[i] * res->cores_per_socket[i];
+        uint32_t reps = res->sock_core_rep_count[i];
+        if ((uint32_t)n < seen + reps) {
+            *first = start + (n - (int)seen) * per;
+            return per;
+        }
+        start += per * reps;
+        seen += reps;
+    }
+    return 0;
+}
+
+/*
+ * The cores (and, with `steps`, the cores its steps use) that a job holds on each node it
+ * uses, by node index: 2 * node_record_count bitmaps (cores first, then in use), NULL
+ * where none. ORed into `by_node` (allocated here when NULL).
+ */
+static bitstr_t **_cores_by_node(job_record_t *job_ptr, bitstr_t **by_node, bool steps) {
+    job_resources_t *res = job_ptr->job_resrcs;
+
+    if (!res || !res->core_bitmap || !res->node_bitmap || !job_ptr->node_bitmap)
+        return by_node;
+    if (!by_node)
+        by_node = xcalloc(2 * node_record_count, sizeof(bitstr_t *));
+    for (int i = 0, n = -1; i < bit_size(res->node_bitmap); i++) {
+        bitstr_t *maps[2] = {res->core_bitmap, steps ? res->core_bitmap_used : NULL};
+        int first = 0, count;
+        if (!bit_test(res->node_bitmap, i))
+            continue;
+        n++;
+        /* A node the job no longer uses (taken off by a shrink) gives nothing. */
+        if (i >= node_record_count || !bit_test(job_ptr->node_bitmap, i))
+            continue;
+        count = _node_cores(res, n, &first);
+        for (int m = 0; m < 2; m++) {
+            bitstr_t **mine = &by_node[m * node_record_count + i];
+            for (int k = 0; maps[m] && k < count; k++) {
+                if (!bit_test(maps[m], first + k))
+                    continue;
+                if (!*mine)
+                    *mine = bit_alloc(count);
+                if (k < bit_size(*mine))
+                    bit_set(*mine, k);
+            }
+        }
+    }
+    return by_node;
+}
+
+/*
+ * cons_tres's job_expand in Slurm 22.05 ORs each job's whole core bitmap into the merged
+ * job's at its first node (job_resources_bits_copy ignores the node offsets): the merged
+ * job lists every core on its first node and none on the added ones, whose CPUs then
+ * read as free (CPUAlloc=0) and could be given to another job. Here the merged job's
+ * cores are taken off its nodes, laid out again node by node from what each job held
+ * before the merge, and booked again, with cons_tres's own bookkeeping for a suspended
+ * job (cores only: memory and GRES stay as the merge left them). As in cons_tres, the
+ * cores in use by steps are the expansion job's only (a resized job's steps no longer
+ * give theirs back when they end).
+ */
+static int _cons_tres_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
+    bitstr_t **held = _cores_by_node(to_job_ptr, _cores_by_node(from_job_ptr, NULL, true), false);
+    job_resources_t *res;
+    int rc = cons_tres.job_expand(from_job_ptr, to_job_ptr);
+
+    res = to_job_ptr->job_resrcs;
+    if (rc == SLURM_SUCCESS && held && res && res->core_bitmap && res->node_bitmap) {
+        (void)cons_tres.job_suspend(to_job_ptr, true);
+        for (int i = 0, n = -1; i < bit_size(res->node_bitmap); i++) {
+            int first = 0, count;
+            if (!bit_test(res->node_bitmap, i))
+                continue;
+            n++;
+            if (i >= node_record_count || !(count = _node_cores(res, n, &first)))
+                continue;
+            for (int m = 0; m < 2; m++) {
+                bitstr_t *map = m ? res->core_bitmap_used : res->core_bitmap;
+                bitstr_t *mine = held[m * node_record_count + i];
+                if (!map)
+                    continue;
+                bit_nclear(map, first, first + count - 1);
+                for (int k = 0; mine && k < count && k < bit_size(mine); k++)
+                    if (bit_test(mine, k))
+                        bit_set(map, first + k);
+            }
+        }
+        (void)cons_tres.job_resume(to_job_ptr, true);
+        log_flag(SELECT_TYPE, "%s: %pJ: cores laid out again on its %u nodes after the merge",
+                 plugin_type, to_job_ptr, res->nhosts);
+    }
+    if (held) {
+        for (int i = 0; i < 2 * node_record_count; i++)
+            FREE_NULL_BITMAP(held[i]);
+        xfree(held);
+    }
+    return rc;
+}
+
 /*
  * Merges an expansion job's resources into the job it expands (scontrol update
  * NumNodes=0 on the expansion job). cons_tres refuses jobs with GRES ("has allocated
@@ -841,7 +949,7 @@ int select_p_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
     if ((!from_req && !to_req) || !ctld.found || !from_job_ptr->job_resrcs ||
         !to_job_ptr->job_resrcs || !from_job_ptr->job_resrcs->node_bitmap ||
         !to_job_ptr->job_resrcs->node_bitmap)
-        return cons_tres.job_expand(from_job_ptr, to_job_ptr);
+        return _cons_tres_expand(from_job_ptr, to_job_ptr);
     if (!from_req || !to_req) {
         /* The request lists are indexed by each job's own nodes: one alone cannot serve. */
         error("%s: cannot merge %pJ into %pJ: only one of them has GRES", plugin_type, from_job_ptr,
@@ -851,7 +959,7 @@ int select_p_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
     from_nodes = bit_copy(from_job_ptr->job_resrcs->node_bitmap);
     to_nodes = bit_copy(to_job_ptr->job_resrcs->node_bitmap);
     from_job_ptr->gres_list_req = to_job_ptr->gres_list_req = NULL;
-    rc = cons_tres.job_expand(from_job_ptr, to_job_ptr);
+    rc = _cons_tres_expand(from_job_ptr, to_job_ptr);
     from_job_ptr->gres_list_req = from_req;
     to_job_ptr->gres_list_req = to_req;
     if (rc == SLURM_SUCCESS && (res = to_job_ptr->job_resrcs) && res->node_bitmap) {

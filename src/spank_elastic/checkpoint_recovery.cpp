@@ -174,9 +174,22 @@ RecoveryPlan plan_recovery(const RecoveryInput &in) {
         p.why = with_note("lost " + lost + " and is back in the queue: excluded " + lost);
         return p;
     }
-    if (!job.running()) {
+    const bool ended_by_failure = ended_by_node_failure(job, in.failed_at);
+    if (!job.running() && !ended_by_failure) {
         p.exclude = job.excluded;
         p.why = "lost " + lost + " but is " + job.state + ": nothing to restart";
+        return p;
+    }
+    if (ended_by_failure) {
+        if (!job.requeue) {
+            p.exclude = job.excluded;
+            p.why = "lost " + lost + " and ended " + job.state +
+                    " but does not allow requeue (--no-requeue): left to Slurm";
+            return p;
+        }
+        p.action = Action::kRequeue;
+        p.why = with_note("lost " + lost + " and ended " + job.state + " with it: requeued with " +
+                          lost + " excluded");
         return p;
     }
     p.survivors = minus(job.nodes, p.lost);
@@ -208,12 +221,19 @@ RecoveryPlan plan_recovery(const RecoveryInput &in) {
     return p;
 }
 
+bool ended_by_node_failure(const JobView &job, std::int64_t failed_at) {
+    constexpr std::int64_t kWindow = 300;
+    return (job.state == "FAILED" || job.state == "NODE_FAIL") && failed_at > 0 &&
+           job.end_time > 0 && job.end_time >= failed_at - kWindow &&
+           job.end_time <= failed_at + kWindow;
+}
+
 bool begin_delayed_by_requeue(const JobView &job, std::int64_t now) {
     // Slurm's credential lifetime (AuthInfo=cred_expire) defaults to 120 s; a few times
     // that covers any sane setting without catching a user's --begin hours ahead.
     constexpr std::int64_t kMaxDelay = 4 * 1200;
-    return job.pending() && job.restarts > 0 && job.reason == "BeginTime" && job.start_time > now &&
-           job.submit_time > 0 && job.start_time - job.submit_time <= kMaxDelay;
+    return job.pending() && job.restarts > 0 && job.start_time > now && job.submit_time > 0 &&
+           job.start_time - job.submit_time <= kMaxDelay;
 }
 
 std::optional<std::int64_t> checkpoint_signal_due(const JobView &job, const CheckpointSpec &spec) {

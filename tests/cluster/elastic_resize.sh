@@ -44,6 +44,9 @@ expect_eq "GPUs of the grown job" "n5 0,1,2,3 n6 0,1,2,3 n7 0,1,2,3 n8 0,1,2,3" 
     "$(tr '\n' ' ' <"$WORK/gpus" | sed 's/ $//')"
 scontrol show node -d n7 | grep -c 'GresUsed=gpu:v100:4' >/dev/null ||
     fail "n7's GPUs are not booked after the merge: $(scontrol show node -d n7 | grep GresUsed)"
+# Its CPUs are booked on every node, the added ones included (cons_tres's merge alone
+# lists them all on the first node and leaves the added nodes' CPUs free).
+check_no_double_allocation "after the grow"
 thief=$(sbatch --parsable -J elastic-blocker -w n7 -N1 --gpus-per-node=1 -o /dev/null --wrap=true)
 sleep 3
 expect_eq "a job asking for a GPU of n7" PENDING "$(squeue -h -j "$thief" -o %T)"

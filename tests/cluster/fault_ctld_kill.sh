@@ -46,70 +46,6 @@ wait_state() {  # wait_state JOBID STATE [SECONDS]
 
 system_comment() { scontrol show job "$1" | sed -n 's/^ *SystemComment=//p'; }
 
-# Per node, the CPU ids and GPU indexes each running job holds ("scontrol -d" detail
-# lines), checked for overlap, and compared with the node's own CPUAlloc and GresUsed.
-# The nodes of a job grown by ai-resize are left out: after a merge, Slurm's per-job
-# detail no longer matches the nodes' own counts (docs/reliability.md, "Known gaps").
-check_no_double_allocation() {  # check_no_double_allocation WHEN
-    scontrol -d -o show job >"$WORK/jobs.txt"
-    scontrol -d -o show node >"$WORK/nodes.txt"
-    python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" "${GROWN_NODES:-}" <<'PY' || fail "double allocation $1 (see above)"
-import re, sys
-
-def expand(expr):  # n[1-2,4],n7 -> names; ids "0-3,8" -> ints
-    out = []
-    for m in re.finditer(r'([^,\[]+)(?:\[([^\]]+)\])?', expr):
-        base, ranges = m.group(1), m.group(2)
-        if not ranges:
-            out.append(base); continue
-        for r in ranges.split(','):
-            a, _, b = r.partition('-')
-            out += [f"{base}{i}" for i in range(int(a), int(b or a) + 1)]
-    return out
-
-def ids(expr):
-    s = set()
-    for r in filter(None, expr.split(',')):
-        a, _, b = r.partition('-')
-        s |= set(range(int(a), int(b or a) + 1))
-    return s
-
-cpus, gpus, bad = {}, {}, []
-skip = set(expand(sys.argv[4])) if sys.argv[4] else set()
-for line in open(sys.argv[1]):
-    if 'JobState=RUNNING' not in line:
-        continue
-    job = re.search(r'JobId=(\d+)', line).group(1)
-    for m in re.finditer(r' Nodes=(\S+) CPU_IDs=(\S+) Mem=\S+ GRES=(\S*)', line):
-        g = re.search(r'IDX:([0-9,-]+)', m.group(3))
-        for node in expand(m.group(1)):
-            if node in skip:
-                continue
-            for what, table, got in (('CPU', cpus, ids(m.group(2))),
-                                     ('GPU', gpus, ids(g.group(1)) if g else set())):
-                for other, held in table.setdefault(node, {}).items():
-                    if held & got:
-                        bad.append(f"{node}: {what}s {sorted(held & got)} held by jobs {other} and {job}")
-                table[node][job] = got
-for line in open(sys.argv[2]):
-    node = re.search(r'NodeName=(\S+)', line).group(1)
-    if node in skip:
-        continue
-    alloc = int(re.search(r'CPUAlloc=(\d+)', line).group(1))
-    held = sum(len(s) for s in cpus.get(node, {}).values())
-    if alloc != held:
-        bad.append(f"{node}: CPUAlloc={alloc} but running jobs hold {held} CPUs")
-    m = re.search(r'GresUsed=gpu:(?:\w+:)?(\d+)(?:\(IDX:([^)]*)\))?', line)
-    used = ids(m.group(2)) if m and m.group(2) not in (None, 'N/A') else set()
-    held = set().union(*gpus.get(node, {}).values())
-    if used != held or (m and int(m.group(1)) != len(held)):
-        bad.append(f"{node}: GPUs in use {m.group(0) if m else '-'} but running jobs hold {sorted(held)}")
-for b in bad:
-    print(f"{sys.argv[3]}: {b}", file=sys.stderr)
-sys.exit(1 if bad else 0)
-PY
-}
-
 # After a restart slurmctld knows a node's GPU indexes again only once the node has
 # registered: until then GresUsed is a bare count (stock cons_tres shows the same, and
 # such a node takes no new job: ReqNodeNotAvail). Waits for every node to register.
@@ -235,7 +171,6 @@ setup_growing() {
         fail "ai-resize grow $id failed: $(cat "$WORK/grow.log")"
     expect_eq "nodes of job $id after the grow" 2 "$(squeue -h -j "$id" -o %D)"
     GROWN=$id
-    GROWN_NODES=$(squeue -h -j "$id" -o %N)
     GROWN_VIEW=$(grown_view "$id")
     # From here on it is a running job like the others: nodes, GPUs, comment and record.
     RUNNING+=("$id")

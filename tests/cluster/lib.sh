@@ -76,3 +76,66 @@ print(v if not isinstance(v,(dict,list)) else json.dumps(v,sort_keys=True))' "$1
 pass() {
     echo "PASS [$TEST_NAME]${1:+: $1}"
 }
+
+# Per node, the CPU ids and GPU indexes each running job holds ("scontrol -d" detail
+# lines): every node of a running job holds some of its CPUs, no CPU or GPU is held by
+# two jobs, and each node's own CPUAlloc and GresUsed equal what its running jobs hold.
+check_no_double_allocation() {  # check_no_double_allocation WHEN
+    scontrol -d -o show job >"$WORK/jobs.txt"
+    scontrol -d -o show node >"$WORK/nodes.txt"
+    python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" <<'PY' || fail "double allocation $1 (see above)"
+import re, sys
+
+def expand(expr):  # n[1-2,4],n7 -> names; ids "0-3,8" -> ints
+    out = []
+    for m in re.finditer(r'([^,\[]+)(?:\[([^\]]+)\])?', expr):
+        base, ranges = m.group(1), m.group(2)
+        if not ranges:
+            out.append(base); continue
+        for r in ranges.split(','):
+            a, _, b = r.partition('-')
+            out += [f"{base}{i}" for i in range(int(a), int(b or a) + 1)]
+    return out
+
+def ids(expr):
+    s = set()
+    for r in filter(None, expr.split(',')):
+        a, _, b = r.partition('-')
+        s |= set(range(int(a), int(b or a) + 1))
+    return s
+
+cpus, gpus, bad = {}, {}, []
+for line in open(sys.argv[1]):
+    if 'JobState=RUNNING' not in line:
+        continue
+    job = re.search(r'JobId=(\d+)', line).group(1)
+    with_cpus = set()
+    for m in re.finditer(r' Nodes=(\S+) CPU_IDs=(\S+) Mem=\S+ GRES=(\S*)', line):
+        g = re.search(r'IDX:([0-9,-]+)', m.group(3))
+        for node in expand(m.group(1)):
+            with_cpus.add(node)
+            for what, table, got in (('CPU', cpus, ids(m.group(2))),
+                                     ('GPU', gpus, ids(g.group(1)) if g else set())):
+                for other, held in table.setdefault(node, {}).items():
+                    if held & got:
+                        bad.append(f"{node}: {what}s {sorted(held & got)} held by jobs {other} and {job}")
+                table[node][job] = got
+    for node in expand(re.search(r' NodeList=(\S+)', line).group(1)):
+        if node not in with_cpus:
+            bad.append(f"{node}: a node of job {job} where it holds no CPU")
+for line in open(sys.argv[2]):
+    node = re.search(r'NodeName=(\S+)', line).group(1)
+    alloc = int(re.search(r'CPUAlloc=(\d+)', line).group(1))
+    held = sum(len(s) for s in cpus.get(node, {}).values())
+    if alloc != held:
+        bad.append(f"{node}: CPUAlloc={alloc} but running jobs hold {held} CPUs")
+    m = re.search(r'GresUsed=gpu:(?:\w+:)?(\d+)(?:\(IDX:([^)]*)\))?', line)
+    used = ids(m.group(2)) if m and m.group(2) not in (None, 'N/A') else set()
+    held = set().union(*gpus.get(node, {}).values())
+    if used != held or (m and int(m.group(1)) != len(held)):
+        bad.append(f"{node}: GPUs in use {m.group(0) if m else '-'} but running jobs hold {sorted(held)}")
+for b in bad:
+    print(f"{sys.argv[3]}: {b}", file=sys.stderr)
+sys.exit(1 if bad else 0)
+PY
+}

@@ -10,6 +10,12 @@ trainer=$1
 shift
 for attempt in 1 2 3 4 5 6 7 8; do
     nodes=$(scontrol show job "$SLURM_JOB_ID" | grep -oE ' NumNodes=[0-9]+' | cut -d= -f2)
+    # A test's hook: while the file TOY_JOB_HOLD names exists, wait between reading the
+    # job's size and starting the step (a node can then fail in between, on purpose).
+    if [ -n "${TOY_JOB_HOLD:-}" ] && [ -e "$TOY_JOB_HOLD" ]; then
+        echo "toy_job: restart ${SLURM_RESTART_COUNT:-0}: holding the step on $nodes nodes"
+        while [ -e "$TOY_JOB_HOLD" ]; do sleep 0.1; done
+    fi
     # The allocation's size at submit time; srun must use the job's current one.
     unset SLURM_NNODES SLURM_JOB_NUM_NODES SLURM_NODELIST SLURM_JOB_NODELIST SLURM_NTASKS \
         SLURM_NPROCS SLURM_TASKS_PER_NODE SLURM_JOB_CPUS_PER_NODE

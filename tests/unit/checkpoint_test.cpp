@@ -236,6 +236,12 @@ TEST_CASE("scontrol lines of real jobs and nodes", "[checkpoint][recovery]") {
     CHECK(pending->restarts == 2u);
     CHECK(pending->start_time - pending->submit_time == 121);  // cred_expire + 1
     CHECK(begin_delayed_by_requeue(*pending, pending->submit_time + 1));
+    auto requeued_after_end = *pending;  // the reason its failed run left
+    requeued_after_end.reason = "NonZeroExitCode";
+    CHECK(begin_delayed_by_requeue(requeued_after_end, pending->submit_time + 1));
+    auto user_begin = *pending;  // a --begin a day after submission is the user's own
+    user_begin.start_time = user_begin.submit_time + 86400;
+    CHECK_FALSE(begin_delayed_by_requeue(user_begin, pending->submit_time + 1));
     CHECK_FALSE(begin_delayed_by_requeue(*pending, pending->start_time + 1));
     CHECK_FALSE(begin_delayed_by_requeue(*running, running->start_time));
 
@@ -264,7 +270,7 @@ TEST_CASE("recovery plans", "[checkpoint][recovery]") {
     JobHints hints;
     hints.checkpoint = CheckpointSpec{"/ckpt", 10, 300, 3};
     std::vector<std::string> part{"n1", "n2", "n3", "n4", "n5", "n6", "n7", "n8"};
-    RecoveryInput in{job, {"n1", "n2", "n3"}, {"n2", "n7"}, hints, part};
+    RecoveryInput in{job, {"n1", "n2", "n3"}, {"n2", "n7"}, hints, part, 1000};
 
     SECTION("a plain job is requeued without the failed node, after a checkpoint") {
         auto p = plan_recovery(in);
@@ -329,6 +335,32 @@ TEST_CASE("recovery plans", "[checkpoint][recovery]") {
         in.job.state = "COMPLETING";  // ending, or on its way back to the queue
         CHECK(in.job.settling());
         CHECK_FALSE(in.job.running());
+        CHECK(plan_recovery(in).action == Action::kNone);
+    }
+    SECTION("a job that failed with the node is requeued; one that failed on its own is not") {
+        in.job.state = "FAILED";
+        in.job.end_time = 1001;  // its script's srun found a node short
+        auto p = plan_recovery(in);
+        CHECK(p.action == Action::kRequeue);
+        CHECK_FALSE(p.ask_checkpoint);  // nothing runs to write one
+        CHECK(p.exclude == std::vector<std::string>{"n2"});
+        CHECK_THAT(p.why, Catch::Contains("ended FAILED with it: requeued with n2 excluded"));
+        in.job.state = "NODE_FAIL";
+        in.job.end_time = 1000 - 30;  // srun saw the node die before slurmctld did
+        CHECK(plan_recovery(in).action == Action::kRequeue);
+        in.job.requeue = false;
+        CHECK(plan_recovery(in).action == Action::kNone);
+        CHECK_THAT(plan_recovery(in).why, Catch::Contains("--no-requeue"));
+        in.job.requeue = true;
+        in.job.end_time = 1000 - 3600;  // an hour before the node went down
+        CHECK(plan_recovery(in).action == Action::kNone);
+        in.job.end_time = 1000 + 3600;
+        CHECK(plan_recovery(in).action == Action::kNone);
+        in.job.end_time = 1001;
+        in.job.state = "COMPLETED";  // finished its work in time
+        CHECK(plan_recovery(in).action == Action::kNone);
+        in.job.state = "FAILED";
+        in.failed_at = 0;  // when the node went down is not known
         CHECK(plan_recovery(in).action == Action::kNone);
     }
 }

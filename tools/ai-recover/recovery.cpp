@@ -231,15 +231,18 @@ struct Recovery::Work {
     std::vector<std::string> ended_steps;
 };
 
-std::vector<std::string> Recovery::lost_nodes(const Job &j,
-                                              const std::vector<std::string> &failed) const {
-    if (!j.view.running() && !j.view.pending() && !j.view.settling())
-        return {};  // ended: nothing to bring back
+std::vector<std::string> Recovery::lost_nodes(const Job &j, const std::vector<std::string> &failed,
+                                              std::int64_t failed_at) const {
+    const bool ended = !j.view.running() && !j.view.pending() && !j.view.settling();
+    if (ended && !checkpoint::ended_by_node_failure(j.view, failed_at))
+        return {};  // ended on its own: nothing to bring back
     // Not again for a node already handled in this run (a trigger and watch both see a
-    // failure; a trigger fires again for a node that went down again).
-    std::set<std::string> handled(j.view.excluded.begin(), j.view.excluded.end());
-    if (j.view.running()) {
-        handled.clear();
+    // failure; a trigger fires again for a node that went down again): a job back in the
+    // queue excludes it, a run that went on (shrunk) has it in its restart log.
+    std::set<std::string> handled;
+    if (!j.view.running())
+        handled.insert(j.view.excluded.begin(), j.view.excluded.end());
+    if (!j.view.pending()) {
         auto history = checkpoint::read_restart_log(
             checkpoint::restart_log_path(opt_.state_dir, j.view.job_id));
         if (history)
@@ -264,10 +267,18 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
                 (down[n].reason.empty() ? std::string(" DOWN") : " DOWN (" + down[n].reason + ")");
     }
     log("nodes down: " + what);
+    // The earliest DOWN stamp; now when none is known (a node back in service already has
+    // none): the trigger runs within 15 s of a failure, the watch loop sooner.
+    std::int64_t failed_at = 0;
+    for (const auto &[n, d] : down)
+        if (d.since > 0 && (failed_at == 0 || d.since < failed_at))
+            failed_at = d.since;
+    if (failed_at == 0)
+        failed_at = static_cast<std::int64_t>(t0);
 
     std::vector<std::uint32_t> ids;
     for (const auto &j : checkpoint_jobs())
-        if (!lost_nodes(j, failed).empty())
+        if (!lost_nodes(j, failed, failed_at).empty())
             ids.push_back(j.view.job_id);
     if (ids.empty()) {
         log("no checkpointing job to recover from " + compress_hostlist(failed) +
@@ -292,11 +303,12 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
     for (auto &j : checkpoint_jobs()) {
         if (!std::binary_search(ids.begin(), ids.end(), j.view.job_id))
             continue;
-        auto lost = lost_nodes(j, failed);
+        auto lost = lost_nodes(j, failed, failed_at);
         if (lost.empty())
             continue;
-        checkpoint::RecoveryInput in{j.view, j.run_nodes(), lost, j.hints,
-                                     slurm_.partition_nodes(j.view.partition)};
+        checkpoint::RecoveryInput in{
+            j.view,   j.run_nodes(), lost, j.hints, slurm_.partition_nodes(j.view.partition),
+            failed_at};
         Work w{std::move(j), checkpoint::plan_recovery(in), {}, {}, false, 0, false, {}};
         log("job " + std::to_string(w.job.view.job_id) + ": " +
             std::string(to_string(w.plan.action)) + ": " + w.plan.why);
@@ -304,10 +316,6 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
     }
 
     ask_survivors(work);
-    std::int64_t failed_at = 0;  // the earliest DOWN stamp
-    for (const auto &[n, d] : down)
-        if (d.since > 0 && (failed_at == 0 || d.since < failed_at))
-            failed_at = d.since;
     int rc = 0;
     for (auto &w : work) {
         act(w);
@@ -316,7 +324,7 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
     }
     for (auto &w : work)
         if (!w.failed && (w.plan.action == Action::kRequeue || w.plan.action == Action::kExclude))
-            await_running(w, failed_at > 0 ? static_cast<double>(failed_at) : t0,
+            await_running(w, static_cast<double>(failed_at),
                           t0 + opt_.running_wait_s + opt_.grace_s);
     return rc;
 }
@@ -435,7 +443,7 @@ void Recovery::record_failure(const Work &w, const std::map<std::string, NodeDow
             steps += (steps.empty() ? "" : ", ") + s;
         r.reason += "; ended step " + steps + " for the job to start it again on them";
     }
-    r.run_start = w.job.view.running() ? w.job.view.start_time : w.job.run.run_start;
+    r.run_start = w.job.view.pending() ? w.job.run.run_start : w.job.view.start_time;
     r.failed = w.plan.lost;
     r.nodes = compress_hostlist(w.job.run_nodes());
     r.survivors = compress_hostlist(w.plan.survivors);

@@ -45,8 +45,8 @@ class Recovery {
     struct Job;
     struct Work;
     std::vector<Job> checkpoint_jobs() const;
-    std::vector<std::string> lost_nodes(const Job &job,
-                                        const std::vector<std::string> &failed) const;
+    std::vector<std::string> lost_nodes(const Job &job, const std::vector<std::string> &failed,
+                                        std::int64_t failed_at) const;
     void ask_survivors(std::vector<Work> &work);
     void act(Work &w);
     void release_pending(std::uint32_t job_id, const std::string &excluded);

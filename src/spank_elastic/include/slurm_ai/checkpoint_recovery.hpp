@@ -62,6 +62,8 @@ struct RecoveryInput {
     std::vector<std::string> failed;     // nodes reported down
     JobHints hints;
     std::vector<std::string> partition_nodes;  // all nodes of the job's partition
+    std::int64_t failed_at =
+        0;  // the earliest DOWN stamp of the failed nodes (epoch s); 0: unknown
 };
 
 struct RecoveryPlan {
@@ -75,6 +77,13 @@ struct RecoveryPlan {
 
 RecoveryPlan plan_recovery(const RecoveryInput &in);
 
+// True when a job that has ended may have ended because nodes failed at `failed_at`:
+// it FAILED (or ended NODE_FAIL) within SlurmdTimeout's default of 300 s of that DOWN
+// stamp, before it too (its own srun may see a dead node first). A restarted job that
+// loses a node before its script's first step starts ends FAILED at once ("Only
+// allocated 1 nodes asked for 2"); such a job is requeued like a running one.
+bool ended_by_node_failure(const JobView &job, std::int64_t failed_at);
+
 // The exclusions after losing `lost`: the old ones plus the lost nodes, unless that would
 // leave the partition fewer nodes than the job needs; then the old ones only (a DOWN node
 // is not picked anyway; an exclusion must not make the job unrunnable). `note` says why
@@ -85,8 +94,10 @@ std::vector<std::string> plan_exclusions(const std::vector<std::string> &existin
                                          std::uint32_t needed, std::string *note = nullptr);
 
 // True when a pending job waits only for the delay Slurm puts on a requeued job (its begin
-// time is reset to the requeue plus the credential lifetime): it was restarted, waits for
-// its BeginTime, and that lies within a few credential lifetimes of its new submit time.
+// time is reset to the requeue plus the credential lifetime): it was restarted and its
+// begin time lies within a few credential lifetimes of its new submit time. The reason
+// is not looked at: a job requeued after it ended keeps its old one (NonZeroExitCode)
+// until the scheduler next looks at it.
 bool begin_delayed_by_requeue(const JobView &job, std::int64_t now);
 
 // When the time-limit checkpoint request is due: signal_before_s before the job's end.
