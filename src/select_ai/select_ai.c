@@ -14,6 +14,7 @@
 
 #include <dlfcn.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -255,23 +256,29 @@ static char *_allocated_gpus(job_record_t *job_ptr) {
 
 /*
  * Nodes that went DOWN since the last look count as failures in the risk model's history
- * (kept across restarts by state_save). Looked at from the job tests, again only after a
- * change of any node's state (slurmctld's last_node_update).
+ * (kept across restarts by state_save). Looked at from the job tests and whenever
+ * slurmctld refreshes its node information (scontrol show node, sinfo, health checks):
+ * with ReturnToService=2 a node set DOWN is back at the next ping that it answers, so a
+ * queue without pending jobs (no job tests) would never show it. Skipped until a node's
+ * state changed again (slurmctld's last_node_update).
  */
 static void _note_down_nodes(void) {
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
     static bitstr_t *was_down;
     static time_t looked_at;
     node_record_t *node_ptr;
     bool noted = false;
     char err[512] = "";
 
+    slurm_mutex_lock(&lock);
     /*
-     * Node states change far less often than jobs are tested. last_node_update counts
-     * whole seconds: a change in the second of the last look may have come after it, so
-     * that second is looked at again.
+     * last_node_update counts whole seconds: a change in the second of the last look may
+     * have come after it, so that second is looked at again.
      */
-    if (was_down && last_node_update < looked_at)
+    if (was_down && last_node_update < looked_at) {
+        slurm_mutex_unlock(&lock);
         return;
+    }
     looked_at = time(NULL);
     if (!was_down || bit_size(was_down) != node_record_count) {
         FREE_NULL_BITMAP(was_down);
@@ -295,6 +302,7 @@ static void _note_down_nodes(void) {
      */
     if (noted && ai_select_state_save(slurm_conf.state_save_location, err, sizeof(err)) < 0)
         error("%s: cannot save state in %s: %s", plugin_type, slurm_conf.state_save_location, err);
+    slurm_mutex_unlock(&lock);
 }
 
 static bitstr_t *_bitmap_of(const int *nodes, uint32_t count) {
@@ -1055,6 +1063,7 @@ int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo) {
 }
 
 int select_p_select_nodeinfo_set_all(void) {
+    _note_down_nodes();
     return cons_tres.nodeinfo_set_all();
 }
 

@@ -60,21 +60,18 @@ wait_until 90 "job $id running again after $d failed during its restart" \
     job_running_with_restarts "$id" 2 "$t_fail2"
 
 # The third failure, before the next run's step starts, with only the trigger left.
-watch_pid=$(cat "$CKPT_DIR/run/ai-recover.pid")
-kill -TERM "$watch_pid"
-wait_until 120 "ai-recover's watch loop stopped" eval "! kill -0 $watch_pid 2>/dev/null"
+stop_daemon "$CKPT_DIR/run/ai-recover.pid" "ai-recover's watch loop" 120
 wait_until 30 "restart 2 of job $id about to start its step" output_has "$out" "toy_job: restart 2: holding"
 run3=$(job_field "$id" NodeList)
 batch3=$(job_field "$id" BatchHost)
 e=""
 for n in $(scontrol show hostnames "$run3"); do [ "$n" = "$batch3" ] || e=$n; done
+# Slurm drops the node from the job (--no-kill) before `scontrol update` returns; the
+# script then starts its 2-node step with one node left.
 fail_node "$e" down
 t_fail3=$FAILED_AT
-wait_until 10 "Slurm dropping $e from job $id (--no-kill)" eval '[ "$(job_field "$id" NumNodes)" = 1 ]'
 rm -f "$hold"
-wait_until 30 "job $id failing to start its step on one node" \
-    eval '[ "$(job_field "$id" JobState)" = FAILED ]'
-wait_until 90 "job $id requeued and running again after it FAILED with $e" \
+wait_until 90 "job $id requeued and running again after $e failed before its step" \
     job_running_with_restarts "$id" 3 "$t_fail3"
 wait_until 120 "job $id finished" job_gone "$id"
 
@@ -117,8 +114,15 @@ expect_eq "failure 2: action" requeue "$(py "$r" 'd["restarts"][2]["action"]')"
 expect_eq "failure 2: failed nodes" "[\"$d\"]" "$(py "$r" 'd["restarts"][2]["failed"]')"
 expect_eq "failure 3: action" requeue "$(py "$r" 'd["restarts"][4]["action"]')"
 expect_eq "failure 3: failed nodes" "[\"$e\"]" "$(py "$r" 'd["restarts"][4]["failed"]')"
-expect_contains "failure 3: why" "$(py "$r" 'd["restarts"][4]["reason"]')" \
-    "ended FAILED with it: requeued with $e excluded"
+# The job fails within half a second of the DOWN and the trigger runs every 15 s: it
+# nearly always finds the job FAILED. Should it run in that half second, it finds the job
+# running on one node and requeues it as such.
+why3=$(py "$r" 'd["restarts"][4]["reason"]')
+case $why3 in
+    *"lost $e and ended FAILED with it: requeued with $e excluded"*) path3="ended FAILED" ;;
+    *"lost $e: requeued with $e excluded"*) path3="still running when the trigger ran" ;;
+    *) fail "failure 3: why: $why3" ;;
+esac
 for k in 0 2 4; do
     case $(py "$r" "d['restarts'][$k]['reason']") in
         *"$outside"*) fail "a restart record names $outside, which was never the job's: $(py "$r" "d['restarts'][$k]['reason']")" ;;
@@ -144,4 +148,4 @@ for n in $(scontrol show hostnames "$run2"); do
 done
 
 down1=$(py "$r" 'round(d["restarts"][1]["down_s"], 1)')
-pass "outside failure ignored; $a2 killed, $committed steps committed -> requeued, resumed from $resume1 (0 lost) on $run2 ${down1}s after DOWN; $d DOWN while loading, then $e DOWN before the step (job FAILED, trigger only) -> resumed from $resume3 (0 lost); final $steps verified ($((SECONDS - t_begin))s)"
+pass "outside failure ignored; $a2 killed, $committed steps committed -> requeued, resumed from $resume1 (0 lost) on $run2 ${down1}s after DOWN; $d DOWN while loading, then $e DOWN before the step (job $path3, trigger only) -> resumed from $resume3 (0 lost); final $steps verified ($((SECONDS - t_begin))s)"

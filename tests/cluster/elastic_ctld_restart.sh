@@ -11,7 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 bin=$SLURM_AI_BIN_DIR
-trap 'scancel --name=restart-grow,restart-blocker >/dev/null 2>&1 || true' EXIT
+trap 'cancel_named restart-grow restart-blocker' EXIT
 
 restart_ctld() {
     "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart.log" 2>&1 ||

@@ -7,19 +7,25 @@
 # the batch host or going below MIN is refused with a reason.
 source "$(dirname "$0")/lib.sh"
 resize=$SLURM_AI_BIN_DIR/ai-resize
-trap 'scancel --name=elastic-resize,elastic-blocker >/dev/null 2>&1 || true' EXIT
+trap 'cancel_named elastic-resize elastic-blocker' EXIT
 
-# The job writes "<generation> <nodes> <world size>" for every resize signal it gets.
+# The job writes "<generation> <nodes> <world size>" for every resize signal it gets. Its
+# body is one function, read whole before it runs: bash reads a script as it goes, and a
+# trap that fires while it parses a later line's $(...) fails ("unexpected EOF while
+# looking for matching `)'"), which lost the grow's signal once.
 cat >"$WORK/job.sh" <<EOF
 #!/bin/bash
-view=\$($resize status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["view_file"])')
 report() {
     python3 -c 'import json,sys; v=json.load(open(sys.argv[1])); print(v["generation"], v["nodelist"], v["world_size"])' "\$view" >>"$WORK/seen"
 }
-trap report USR2
-echo "\$view" >"$WORK/view_path"
-$resize grow --by 2 >"$WORK/grow.out" 2>&1 || echo "grow failed: \$?" >>"$WORK/grow.out"
-for i in \$(seq 300); do sleep 1; done
+main() {
+    view=\$($resize status --json | python3 -c 'import json,sys; print(json.load(sys.stdin)["view_file"])')
+    echo "\$view" >"$WORK/view_path"
+    trap report USR2
+    $resize grow --by 2 >"$WORK/grow.out" 2>&1 || echo "grow failed: \$?" >>"$WORK/grow.out"
+    for i in \$(seq 300); do sleep 1; done
+}
+main
 EOF
 chmod +x "$WORK/job.sh"
 
@@ -80,4 +86,17 @@ out=$("$resize" shrink "$id" --by 1 --force 2>&1) && fail "shrinking to zero nod
 expect_contains "refusal" "$out" "cannot release 1"
 expect_eq "nodes left" n5 "$(squeue -h -j "$id" -o %N)"
 scancel "$id" "$blocker"
-pass "grew n[5-6] -> n[5-8] from inside (not n[1-2]), shrank to n5 from outside; the job followed"
+wait_job_gone "$id"
+
+# A job without GPUs grows too (cons_tres's merge, without the GRES part): its CPUs are
+# booked on the added node, and a second grown job's are not handed out twice.
+for k in 1 2; do
+    cpu_id=$(sbatch --parsable -J elastic-resize -N1 -n2 --ai-elastic=1:2 -o /dev/null --wrap='sleep 120')
+    for _ in $(seq 40); do [ "$(squeue -h -j "$cpu_id" -o %T)" = RUNNING ] && break; sleep 0.25; done
+    "$resize" grow "$cpu_id" --by 1 --timeout 30s >"$WORK/grow-cpu$k.out" 2>&1 ||
+        fail "grow of CPU job $cpu_id failed: $(cat "$WORK/grow-cpu$k.out")"
+    expect_eq "nodes of CPU job $cpu_id after its grow" 2 "$(squeue -h -j "$cpu_id" -o %D)"
+done
+check_no_double_allocation "after two jobs without GPUs grew"
+cancel_named elastic-resize
+pass "grew n[5-6] -> n[5-8] from inside (not n[1-2]), shrank to n5 from outside; the job followed; CPUs of grown jobs booked on every node"

@@ -131,19 +131,26 @@ check_pending() {
 # The plugin saves its history as soon as it notes a failure, not only at slurmctld's full
 # state saves (every 5 minutes): SIGKILL right after the failure loses nothing.
 setup_failure_history() {
-    local used id
+    local used id attempt
     used=" $(for id in "${RUNNING[@]}"; do scontrol show hostnames "${RUN_NODES[$id]}"; done | tr '\n' ' ') "
     # A node the running jobs do not use, and without a failure in the history yet.
     DOWN_NODE=$(sinfo -h -N -o %N | sort -u | while read -r n; do
         [[ $used == *" $n "* ]] || json_get "$statefile" "failures.$n" >/dev/null 2>&1 || echo "$n"
     done | sed -n 1p)
     [ -n "$DOWN_NODE" ] || fail "no free node without a failure history to take down"
-    scontrol update NodeName="$DOWN_NODE" State=DOWN Reason=fault-test
-    # The plugin notices a down node at the next job test.
-    submit id -N1 --wrap=true
-    wait_job_gone "$id"
-    HISTORY_BEFORE=$(json_get "$statefile" "failures.$DOWN_NODE" 2>/dev/null) ||
+    # The plugin looks at node states when slurmctld refreshes its node information (this
+    # query) and at job tests (this job). With ReturnToService=2 the node is back at the
+    # next ping it answers (every 10 s here): should that come first, it is set DOWN again.
+    for attempt in 1 2 3; do
+        scontrol update NodeName="$DOWN_NODE" State=DOWN Reason=fault-test
+        scontrol show node "$DOWN_NODE" >"$WORK/down-node.txt"
+        grep -q 'State=DOWN' "$WORK/down-node.txt" || continue
+        submit id -N1 --wrap=true
+        wait_job_gone "$id"
+        HISTORY_BEFORE=$(json_get "$statefile" "failures.$DOWN_NODE" 2>/dev/null) && break
         fail "$DOWN_NODE went down but the plugin did not save it at once: $(cat "$statefile")"
+    done
+    [ -n "${HISTORY_BEFORE:-}" ] || fail "$DOWN_NODE was back in service at once, 3 times"
 }
 check_failure_history() {
     local after

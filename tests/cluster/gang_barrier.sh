@@ -4,7 +4,7 @@
 # 3 fit they start together, in one scheduling pass, placed jointly (one leaf, as the
 # engine places a single 3-node job).
 source "$(dirname "$0")/lib.sh"
-trap 'scancel --name=gang-trio,gang-blocker >/dev/null 2>&1 || true' EXIT
+trap 'cancel_named gang-trio gang-blocker' EXIT
 
 comment_of() { scontrol show job "$1" | sed -n 's/.*SystemComment=\(.*\)/\1/p'; }
 states() { for j in "$@"; do squeue -h -j "$j" -o %T; done | sort | uniq -c | tr -s ' ' | tr '\n' ';'; }

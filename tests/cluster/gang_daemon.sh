@@ -10,7 +10,7 @@ daemon=$!
 cleanup() {
     kill "$daemon" 2>/dev/null || true
     wait "$daemon" 2>/dev/null || true
-    scancel --name=gang-late,gang-kill,gang-keep >/dev/null 2>&1 || true
+    cancel_named gang-late gang-kill gang-keep
 }
 trap cleanup EXIT
 

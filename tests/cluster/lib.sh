@@ -38,17 +38,36 @@ wait_job_gone() {
     done
 }
 
-# Stops slurmctld cleanly (it saves its state on the way out) and waits until it is gone
-# (a zombie counts as gone); fails after 60 s. tools/minicluster restart-ctld starts it.
-stop_ctld() {
+# stop_daemon PIDFILE WHAT [SECONDS]: SIGTERM to the daemon, then waits until it is gone
+# (a zombie counts as gone: containers may have no reaper); fails after SECONDS (60).
+stop_daemon() {
     local pid
-    pid=$(cat "$MINICLUSTER_DIR/run/slurmctld.pid")
+    pid=$(cat "$1")
     kill -TERM "$pid"
-    for _ in $(seq 240); do
+    for _ in $(seq $((${3:-60} * 4))); do
         [ -d "/proc/$pid" ] && ! grep -q '^State:.*Z' "/proc/$pid/status" 2>/dev/null || return 0
         sleep 0.25
     done
-    fail "slurmctld $pid did not stop within 60 s"
+    fail "$2 ($pid) did not stop within ${3:-60} s"
+}
+
+# Stops slurmctld cleanly (it saves its state on the way out).
+# tools/minicluster restart-ctld starts it again.
+stop_ctld() { stop_daemon "$MINICLUSTER_DIR/run/slurmctld.pid" slurmctld; }
+
+# cancel_named NAME...: cancels this test's jobs by name (scancel --name takes one name)
+# and waits up to 30 s for them to leave the queue, so that the next test starts on free
+# nodes. For EXIT traps: never fails.
+cancel_named() {
+    local n left
+    for n in "$@"; do scancel --name="$n" >/dev/null 2>&1 || true; done
+    for _ in $(seq 60); do
+        left=""
+        for n in "$@"; do left+=$(squeue -h -n "$n" -o %i 2>/dev/null || true); done
+        [ -n "$left" ] || return 0
+        sleep 0.5
+    done
+    return 0
 }
 
 # Prints the end state of a finished job from the job completion log.
