@@ -512,7 +512,8 @@ static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_
         *min_nodes = out->min_nodes;
         *max_nodes = MAX(out->min_nodes, MIN(out->max_nodes, *max_nodes));
         *req_nodes = MIN(MAX(out->req_nodes, *min_nodes), *max_nodes);
-    } else if (ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
+    } else if (_spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_elastic=") &&
+               ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
                                        job_ptr->spank_job_env_size, &lo, &hi) > 0) {
         *min_nodes = lo;
         *max_nodes = MAX(lo, MIN(hi, *max_nodes));
@@ -716,6 +717,7 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
     ai_job_t req;
     ai_outcome_t out;
     int rc, locality;
+    uint32_t n_held;
     const char *gang;
 
     _note_down_nodes();
@@ -724,10 +726,12 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
     if (mode != SELECT_MODE_TEST_ONLY && (gang = _gang(job_ptr)) && ctld.found)
         return _gang_job_test(job_ptr, gang, bitmap, min_nodes, max_nodes, req_nodes, mode,
                               preemptee_candidates, preemptee_job_list, exc_core_bitmap);
-    if (mode == SELECT_MODE_RUN_NOW) {
-        int *held = xcalloc(node_record_count + 1, sizeof(int));
-        uint32_t n = ai_select_gang_reserved(job_ptr->job_id, time(NULL), held, node_record_count);
-        for (uint32_t i = 0; i < n; i++)
+    /* Nothing to allocate while no gang has a plan (the common case). */
+    if (mode == SELECT_MODE_RUN_NOW &&
+        (n_held = ai_select_gang_reserved(job_ptr->job_id, time(NULL), NULL, 0))) {
+        int *held = xcalloc(n_held, sizeof(int));
+        n_held = MIN(n_held, ai_select_gang_reserved(job_ptr->job_id, time(NULL), held, n_held));
+        for (uint32_t i = 0; i < n_held; i++)
             if (held[i] >= 0 && held[i] < bit_size(bitmap))
                 bit_clear(bitmap, held[i]);
         xfree(held);
@@ -836,56 +840,31 @@ static void _sum_total_gres(List gres_list) {
     list_iterator_destroy(it);
 }
 
-/* Where node `n` (the n-th of the job's nodes) starts in a job's core bitmaps, and its
- * core count; 0 when n is out of range. */
-static int _node_cores(const job_resources_t *res, int n, int *first) {
-    int start = 0;
-
-    for (uint32_t i = 0, seen = 0; seen < res->nhosts; i++) {
-        int per = res->sockets_per_node[i] * res->cores_per_socket[i];
-        uint32_t reps = res->sock_core_rep_count[i];
-        if ((uint32_t)n < seen + reps) {
-            *first = start + (n - (int)seen) * per;
-            return per;
-        }
-        start += per * reps;
-        seen += reps;
-    }
-    return 0;
-}
-
 /*
- * The cores (and, with `steps`, the cores its steps use) that a job holds on each node it
- * uses, by node index: 2 * node_record_count bitmaps (cores first, then in use), NULL
- * where none. ORed into `by_node` (allocated here when NULL).
+ * The cores a job holds on each node it uses (copy_job_resources_node), by node index,
+ * NULL where none; ORed into `by_node` (allocated here when NULL).
  */
-static bitstr_t **_cores_by_node(job_record_t *job_ptr, bitstr_t **by_node, bool steps) {
+static bitstr_t **_cores_by_node(job_record_t *job_ptr, bitstr_t **by_node) {
     job_resources_t *res = job_ptr->job_resrcs;
 
     if (!res || !res->core_bitmap || !res->node_bitmap || !job_ptr->node_bitmap)
         return by_node;
     if (!by_node)
-        by_node = xcalloc(2 * node_record_count, sizeof(bitstr_t *));
-    for (int i = 0, n = -1; i < bit_size(res->node_bitmap); i++) {
-        bitstr_t *maps[2] = {res->core_bitmap, steps ? res->core_bitmap_used : NULL};
-        int first = 0, count;
+        by_node = xcalloc(node_record_count, sizeof(bitstr_t *));
+    for (int i = 0, n = -1; i < bit_size(res->node_bitmap) && i < node_record_count; i++) {
+        bitstr_t *cores;
         if (!bit_test(res->node_bitmap, i))
             continue;
         n++;
         /* A node the job no longer uses (taken off by a shrink) gives nothing. */
-        if (i >= node_record_count || !bit_test(job_ptr->node_bitmap, i))
+        if (!bit_test(job_ptr->node_bitmap, i) || !(cores = copy_job_resources_node(res, n)))
             continue;
-        count = _node_cores(res, n, &first);
-        for (int m = 0; m < 2; m++) {
-            bitstr_t **mine = &by_node[m * node_record_count + i];
-            for (int k = 0; maps[m] && k < count; k++) {
-                if (!bit_test(maps[m], first + k))
-                    continue;
-                if (!*mine)
-                    *mine = bit_alloc(count);
-                if (k < bit_size(*mine))
-                    bit_set(*mine, k);
-            }
+        if (!by_node[i])
+            by_node[i] = cores;
+        else {
+            if (bit_size(by_node[i]) == bit_size(cores))
+                bit_or(by_node[i], cores);
+            FREE_NULL_BITMAP(cores);
         }
     }
     return by_node;
@@ -898,42 +877,38 @@ static bitstr_t **_cores_by_node(job_record_t *job_ptr, bitstr_t **by_node, bool
  * read as free (CPUAlloc=0) and could be given to another job. Here the merged job's
  * cores are taken off its nodes, laid out again node by node from what each job held
  * before the merge, and booked again, with cons_tres's own bookkeeping for a suspended
- * job (cores only: memory and GRES stay as the merge left them). As in cons_tres, the
- * cores in use by steps are the expansion job's only (a resized job's steps no longer
- * give theirs back when they end).
+ * job (cores only: memory and GRES stay as the merge left them). No core is in use by a
+ * step after the merge: cons_tres clears the grown job's, and the expansion job's steps
+ * end with it.
  */
 static int _cons_tres_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
-    bitstr_t **held = _cores_by_node(to_job_ptr, _cores_by_node(from_job_ptr, NULL, true), false);
+    bitstr_t **held = _cores_by_node(to_job_ptr, _cores_by_node(from_job_ptr, NULL));
     job_resources_t *res;
     int rc = cons_tres.job_expand(from_job_ptr, to_job_ptr);
 
     res = to_job_ptr->job_resrcs;
     if (rc == SLURM_SUCCESS && held && res && res->core_bitmap && res->node_bitmap) {
         (void)cons_tres.job_suspend(to_job_ptr, true);
-        for (int i = 0, n = -1; i < bit_size(res->node_bitmap); i++) {
-            int first = 0, count;
+        bit_clear_all(res->core_bitmap);
+        if (res->core_bitmap_used)
+            bit_clear_all(res->core_bitmap_used);
+        for (int i = 0, n = -1; i < bit_size(res->node_bitmap) && i < node_record_count; i++) {
+            int first;
             if (!bit_test(res->node_bitmap, i))
                 continue;
             n++;
-            if (i >= node_record_count || !(count = _node_cores(res, n, &first)))
+            if (!held[i] || (first = get_job_resources_offset(res, n, 0, 0)) < 0)
                 continue;
-            for (int m = 0; m < 2; m++) {
-                bitstr_t *map = m ? res->core_bitmap_used : res->core_bitmap;
-                bitstr_t *mine = held[m * node_record_count + i];
-                if (!map)
-                    continue;
-                bit_nclear(map, first, first + count - 1);
-                for (int k = 0; mine && k < count && k < bit_size(mine); k++)
-                    if (bit_test(mine, k))
-                        bit_set(map, first + k);
-            }
+            for (int k = 0; k < bit_size(held[i]) && first + k < bit_size(res->core_bitmap); k++)
+                if (bit_test(held[i], k))
+                    bit_set(res->core_bitmap, first + k);
         }
         (void)cons_tres.job_resume(to_job_ptr, true);
         log_flag(SELECT_TYPE, "%s: %pJ: cores laid out again on its %u nodes after the merge",
                  plugin_type, to_job_ptr, res->nhosts);
     }
     if (held) {
-        for (int i = 0; i < 2 * node_record_count; i++)
+        for (int i = 0; i < node_record_count; i++)
             FREE_NULL_BITMAP(held[i]);
         xfree(held);
     }

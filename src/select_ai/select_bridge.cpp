@@ -197,8 +197,8 @@ extern "C" uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *n
     uint32_t n = 0;
     guarded(err, sizeof err, [&] {
         for (int node : service().gang_reserved(job_id, now))
-            if (n < capacity)
-                nodes[n++] = node;
+            if (n++ < capacity)
+                nodes[n - 1] = node;
         return 0;
     });
     return n;

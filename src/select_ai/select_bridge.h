@@ -82,7 +82,8 @@ void ai_select_forget(uint32_t job_id);
 int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t *members,
                           uint32_t member_count, const ai_node_t *nodes, uint32_t node_count,
                           int64_t now, int place, ai_outcome_t *out, char *err, size_t errlen);
-/* Nodes held for other gangs' unstarted members; returns how many were written. */
+/* Nodes held for other gangs' unstarted members: writes up to `capacity` of them and
+ * returns how many there are (capacity 0 and nodes NULL: only counts). */
 uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint32_t capacity);
 /* <state_dir>/ai_select/gangs.json, when a gang changed. */
 int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen);

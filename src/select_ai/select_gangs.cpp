@@ -1,16 +1,14 @@
 // SelectService's gangs: the barrier, the joint placement, the plan that holds the
 // members' nodes until they have all started, and gangs.json for ai-elasticd.
-#include <unistd.h>
-
 #include <algorithm>
 #include <filesystem>
-#include <fstream>
 
 #include <nlohmann/json.hpp>
 
 #include "select_service_loaded.hpp"
 #include "slurm_ai/elastic_plan.hpp"
 #include "slurm_ai/select_service.hpp"
+#include "slurm_ai/topology_file.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -264,17 +262,7 @@ std::optional<std::string> SelectService::save_gangs(const std::string &state_di
     try {
         auto dir = std::filesystem::path(state_dir) / "ai_select";
         std::filesystem::create_directories(dir);
-        auto target = dir / "gangs.json";
-        auto tmp = target;
-        tmp += ".tmp." + std::to_string(getpid());
-        {
-            std::ofstream f(tmp, std::ios::trunc);
-            f << j.dump(1) << '\n';
-            f.flush();
-            if (!f)
-                return "cannot write " + tmp.string();
-        }
-        std::filesystem::rename(tmp, target);
+        write_text_file_atomically((dir / "gangs.json").string(), j.dump(1) + "\n");
     } catch (const std::exception &e) {
         return e.what();
     }

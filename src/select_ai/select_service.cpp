@@ -1,12 +1,9 @@
 #include "slurm_ai/select_service.hpp"
 
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <set>
 #include <unordered_map>
 
@@ -26,20 +23,6 @@ using nlohmann::json;
 double now_s() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
-}
-
-// Writes next to the target and renames over it, so a reader never sees half a file.
-void write_atomically(const std::filesystem::path &target, const std::string &text) {
-    auto tmp = target;
-    tmp += ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text << '\n';
-        out.flush();
-        if (!out)
-            throw std::runtime_error("cannot write " + tmp.string());
-    }
-    std::filesystem::rename(tmp, target);
 }
 
 }  // namespace
@@ -370,7 +353,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
         rec["cons_tres_would_choose"] = stock_nodes;
     rec["recorded_at"] = static_cast<long long>(now_s());
     std::filesystem::create_directories(dir);
-    write_atomically(path, rec.dump(2));
+    write_text_file_atomically(path.string(), rec.dump(2) + "\n");
     return summary;
 }
 
@@ -409,7 +392,8 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
     for (const auto &[name, h] : failures_)
         j["failures"][name] = {{"count", h.count}, {"at", h.at_s}};
     try {
-        write_atomically(std::filesystem::path(dir) / "ai_select_state.json", j.dump(1));
+        write_text_file_atomically((std::filesystem::path(dir) / "ai_select_state.json").string(),
+                                   j.dump(1) + "\n");
     } catch (const std::exception &e) {
         return e.what();
     }

@@ -24,26 +24,13 @@ void give_to(const fs::path &p, long uid) {
                                  ": " + std::strerror(errno));
 }
 
-// Beside the target, then renamed over it: a reader sees the old file or the new one.
+// Readable by all (the job's tasks read it), owned by `uid` when given.
 void write_file(const fs::path &target, const std::string &text, long uid) {
-    auto tmp = target;
-    tmp += ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out)
-            throw std::runtime_error("cannot write " + tmp.string() + ": " + std::strerror(errno));
-    }
-    fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read |
-                             fs::perms::others_read);
-    give_to(tmp, uid);
-    std::error_code ec;
-    fs::rename(tmp, target, ec);
-    if (ec) {
-        fs::remove(tmp, ec);
-        throw std::runtime_error("cannot replace " + target.string() + ": " + ec.message());
-    }
+    write_text_file_atomically(target.string(), text, [uid](const std::string &tmp) {
+        fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write |
+                                 fs::perms::group_read | fs::perms::others_read);
+        give_to(tmp, uid);
+    });
 }
 
 }  // namespace

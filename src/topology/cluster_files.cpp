@@ -8,26 +8,32 @@
 
 namespace slurm_ai {
 
-Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency) {
+Parsed<Fabric> load_fabric(const std::string &path, const std::string &guid_map,
+                           std::string_view field) {
     std::optional<GuidMap> map;
-    if (!files.guid_map.empty()) {
-        auto m = load_guid_map(files.guid_map);
+    if (!guid_map.empty()) {
+        auto m = load_guid_map(guid_map);
         if (!m)
             return m.error();
         map = std::move(m).value();
     }
-    auto file = load_topology_file(files.fabric, map ? &*map : nullptr);
+    auto file = load_topology_file(path, map ? &*map : nullptr);
     if (!file)
         return file.error();
     if (!std::holds_alternative<Fabric>(file.value()))
-        return InputError{"fabric", files.fabric,
+        return InputError{std::string(field), path,
                           "a fabric (topology.conf or ibnetdiscover output), not a node topology",
-                          files.fabric, 0};
+                          path, 0};
+    return std::get<Fabric>(std::move(file).value());
+}
+
+Parsed<ClusterGraph> attach_nodes(Fabric fabric, const std::vector<std::string> &node_specs,
+                                  LatencyModel latency) {
     std::map<std::string, NodeTopology> per_host;
     std::optional<NodeTopology> every;
     // Each distinct file is parsed once, however many hostlists name it.
     std::map<std::string, NodeTopology> loaded;
-    for (const auto &spec : files.nodes) {
+    for (const auto &spec : node_specs) {
         auto eq = spec.find('=');
         std::string path = eq == std::string::npos ? spec : spec.substr(eq + 1);
         auto it = loaded.find(path);
@@ -48,8 +54,14 @@ Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latenc
         for (const auto &h : hosts.value())
             per_host[h] = it->second;
     }
-    return ClusterGraph::build(std::get<Fabric>(std::move(file).value()), std::move(per_host),
-                               std::move(every), latency);
+    return ClusterGraph::build(std::move(fabric), std::move(per_host), std::move(every), latency);
+}
+
+Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency) {
+    auto fabric = load_fabric(files.fabric, files.guid_map);
+    if (!fabric)
+        return fabric.error();
+    return attach_nodes(std::move(fabric).value(), files.nodes, latency);
 }
 
 }  // namespace slurm_ai

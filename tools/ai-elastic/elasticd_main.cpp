@@ -56,19 +56,6 @@ void log(const std::string &msg) {
     std::cerr << "[" << stamp << "] ai-elasticd: " << msg << std::endl;
 }
 
-void write_atomically(const fs::path &target, const std::string &text) {
-    auto tmp = target;
-    tmp += ".tmp";
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << text;
-        out.flush();
-        if (!out)
-            throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, target);
-}
-
 class Daemon {
   public:
     Daemon(std::string conf, std::string state_path, std::uint32_t interval_s, bool verbose)
@@ -383,7 +370,7 @@ class Daemon {
     void save_state() {
         try {
             fs::create_directories(fs::path(state_path_).parent_path());
-            write_atomically(state_path_, dump_elasticd_state(state_));
+            write_text_file_atomically(state_path_, dump_elasticd_state(state_));
         } catch (const std::exception &e) {
             log(std::string("cannot save state: ") + e.what());
         }

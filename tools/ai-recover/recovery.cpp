@@ -83,15 +83,7 @@ void write_run(const std::string &state_dir, std::uint32_t id, const RunState &r
     json j{{"run_start", r.run_start},
            {"nodes", std::vector<std::string>(r.nodes.begin(), r.nodes.end())},
            {"signalled", r.signalled}};
-    auto tmp = path;
-    tmp += ".tmp." + std::to_string(getpid());
-    {
-        std::ofstream out(tmp, std::ios::trunc);
-        out << j.dump() << '\n';
-        if (!out)
-            throw std::runtime_error("cannot write " + tmp.string());
-    }
-    fs::rename(tmp, path);
+    write_text_file_atomically(path.string(), j.dump() + "\n");
 }
 
 // Serialises everything ai-recover does to one job across processes (two down triggers

@@ -21,29 +21,6 @@ std::string base_name(const std::string &path) {
     return std::filesystem::path(path).filename().string();
 }
 
-// The node files of a generated fabric, as load_cluster reads them for a fabric file.
-Parsed<ClusterGraph> with_nodes(Fabric fabric, const std::vector<std::string> &specs) {
-    std::map<std::string, NodeTopology> per_host;
-    std::optional<NodeTopology> every;
-    for (const auto &spec : specs) {
-        auto eq = spec.find('=');
-        auto topo = load_node_topology(eq == std::string::npos ? spec : spec.substr(eq + 1));
-        if (!topo)
-            return topo.error();
-        if (eq == std::string::npos) {
-            every = std::move(topo).value();
-            per_host.clear();
-            continue;
-        }
-        auto hosts = expand_hostlist(spec.substr(0, eq), "node topology HOSTLIST");
-        if (!hosts)
-            return hosts.error();
-        for (const auto &h : hosts.value())
-            per_host[h] = topo.value();
-    }
-    return ClusterGraph::build(std::move(fabric), std::move(per_host), std::move(every));
-}
-
 std::string summary(const ClusterGraph &g, const std::vector<std::string> &nodes) {
     std::map<int, int> levels;
     for (int sw : g.switch_nodes())
@@ -77,20 +54,10 @@ Parsed<SimCluster> build_cluster(const ClusterSpec &spec) {
                               "a positive link speed in Gb/s", "", 0};
         std::string conf;
         if (!spec.shape_of.empty()) {
-            std::optional<GuidMap> map;
-            if (!spec.shape_map.empty()) {
-                auto m = load_guid_map(spec.shape_map);
-                if (!m)
-                    return m.error();
-                map = std::move(m).value();
-            }
-            auto file = load_topology_file(spec.shape_of, map ? &*map : nullptr);
-            if (!file)
-                return file.error();
-            if (!std::holds_alternative<Fabric>(file.value()))
-                return InputError{"--shape-of", spec.shape_of, "a fabric file, not a node topology",
-                                  spec.shape_of, 0};
-            auto shape = testbed::measure_shape(std::get<Fabric>(file.value()));
+            auto fabric = load_fabric(spec.shape_of, spec.shape_map, "--shape-of");
+            if (!fabric)
+                return fabric.error();
+            auto shape = testbed::measure_shape(fabric.value());
             if (!shape)
                 return shape.error();
             conf = testbed::shaped_topology_conf(shape.value(), spec.hosts, spec.host_gbps);
@@ -105,7 +72,7 @@ Parsed<SimCluster> build_cluster(const ClusterSpec &spec) {
         auto fabric = parse_topology_conf(conf, "ai-sim fabric");
         if (!fabric)
             return fabric.error();
-        graph.emplace(with_nodes(std::move(fabric).value(), spec.nodes));
+        graph.emplace(attach_nodes(std::move(fabric).value(), spec.nodes));
     }
     if (!*graph)
         return graph->error();

@@ -4,29 +4,11 @@
 #include <charconv>
 #include <system_error>
 
+#include "slurm_ai/text_scan.hpp"
+
 namespace slurm_ai::testbed {
-namespace {
-
-std::vector<std::string_view> split(std::string_view line, char sep) {
-    std::vector<std::string_view> out;
-    for (std::size_t pos = 0;;) {
-        auto next = line.find(sep, pos);
-        out.push_back(line.substr(pos, next == std::string_view::npos ? line.npos : next - pos));
-        if (next == std::string_view::npos)
-            return out;
-        pos = next + 1;
-    }
-}
-
-std::string_view trim(std::string_view s) {
-    while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
-        s.remove_prefix(1);
-    while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
-        s.remove_suffix(1);
-    return s;
-}
-
-}  // namespace
+using text::split;
+using text::trim;
 
 CsvTable::CsvTable(std::string path, std::string text)
     : path_(std::move(path)), text_(std::move(text)) {}

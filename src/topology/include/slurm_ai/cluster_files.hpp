@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slurm_ai/cluster_graph.hpp"
@@ -18,5 +19,14 @@ struct ClusterFiles {
 };
 
 Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency = {});
+
+// The two halves of load_cluster. A fabric file (with its optional GUID map); `field`
+// names the setting that gave the path in the error for a node topology file.
+Parsed<Fabric> load_fabric(const std::string &path, const std::string &guid_map,
+                           std::string_view field = "fabric");
+// The graph of `fabric` with the node topologies `node_specs` name ("FILE" or
+// "HOSTLIST=FILE", later wins; each file is parsed once).
+Parsed<ClusterGraph> attach_nodes(Fabric fabric, const std::vector<std::string> &node_specs,
+                                  LatencyModel latency = {});
 
 }  // namespace slurm_ai
