@@ -10,6 +10,13 @@ std::uint32_t JobDemand::ranks() const {
     return total_gpus > 0 ? total_gpus : std::max<std::uint32_t>(min_nodes, 1);
 }
 
+std::uint32_t JobDemand::gpus_per_host() const {
+    if (total_gpus == 0)
+        return 0;
+    const std::uint32_t nodes = std::max<std::uint32_t>(min_nodes, 1);
+    return gpus_per_node ? gpus_per_node : (total_gpus + nodes - 1) / nodes;
+}
+
 JobDemand make_demand(const JobRequest &request, const JobHints &hints,
                       std::optional<TaskDag> dag) {
     JobDemand d;

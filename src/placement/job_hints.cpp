@@ -106,6 +106,8 @@ Parsed<std::uint32_t> parse_count(std::string_view field, std::string_view text,
     return static_cast<std::uint32_t>(v);
 }
 
+}  // namespace
+
 // "USR1", "SIGUSR1", "usr1" or a number.
 Parsed<int> parse_signal(std::string_view field, std::string_view text) {
     static constexpr std::array<std::pair<std::string_view, int>, 10> kNames{{
@@ -135,7 +137,7 @@ Parsed<int> parse_signal(std::string_view field, std::string_view text) {
     return error(field, text, "a signal name (USR1, USR2, TERM, INT, HUP, ...) or number 1-64");
 }
 
-}  // namespace
+namespace {}  // namespace
 
 std::string_view to_string(CommPattern p) {
     for (const auto &d : kPatterns)

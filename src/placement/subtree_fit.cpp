@@ -18,9 +18,7 @@ std::optional<SearchContext> make_context(const PlacementEngine &engine, const J
     } else if (d.gpus_per_node > 0 || d.min_nodes > 1 || d.max_nodes == 1) {
         // --gpus over several nodes is split evenly, as Slurm does; on one node it must
         // all come from that node.
-        c.per_host = d.gpus_per_node > 0
-                         ? static_cast<int>(d.gpus_per_node)
-                         : static_cast<int>((d.total_gpus + d.min_nodes - 1) / d.min_nodes);
+        c.per_host = static_cast<int>(d.gpus_per_host());
         c.gpus_needed = static_cast<int>(d.total_gpus);
         c.hosts_needed = std::max<int>(static_cast<int>(d.min_nodes),
                                        (c.gpus_needed + c.per_host - 1) / c.per_host);

@@ -205,7 +205,6 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
             }
         }
         gang_plans_[key] = std::move(plan);
-        gangs_dirty_ = true;
     }
     return finish(std::move(out));
 }
@@ -242,10 +241,6 @@ std::optional<std::string> SelectService::save_gangs(const std::string &state_di
         return std::nullopt;
     json j{{"version", 1}, {"gangs", json::array()}};
     for (const auto &[key, g] : gangs_) {
-        json planned = json::object();
-        if (auto p = gang_plans_.find(key); p != gang_plans_.end())
-            for (const auto &[member, n] : p->second.nodes)
-                planned[std::to_string(member)] = n.size();
         j["gangs"].push_back({{"key", key},
                               {"user_id", g.user_id},
                               {"name", g.spec.name},
@@ -256,8 +251,7 @@ std::optional<std::string> SelectService::save_gangs(const std::string &state_di
                               {"status", g.status},
                               {"reason", g.reason},
                               {"deadline", g.deadline},
-                              {"updated", g.updated},
-                              {"planned_nodes", planned}});
+                              {"updated", g.updated}});
     }
     try {
         auto dir = std::filesystem::path(state_dir) / "ai_select";

@@ -28,14 +28,6 @@ int distance_to(const ClusterGraph &g, int host, std::span<const int> others) {
     return best;
 }
 
-std::uint32_t gpus_per_host(const JobDemand &d) {
-    if (d.total_gpus == 0)
-        return 0;
-    return d.gpus_per_node
-               ? d.gpus_per_node
-               : (d.total_gpus + d.min_nodes - 1) / std::max<std::uint32_t>(d.min_nodes, 1);
-}
-
 double comm_of(const PlacementEngine &engine, const JobDemand &demand, std::vector<int> hosts,
                const ClusterState *state) {
     if (hosts.empty())
@@ -50,7 +42,7 @@ double comm_of(const PlacementEngine &engine, const JobDemand &demand, std::vect
 JobDemand demand_at_size(const JobDemand &demand, std::uint32_t nodes) {
     JobDemand d = demand;
     nodes = std::max<std::uint32_t>(nodes, 1);
-    const auto per = gpus_per_host(demand);
+    const auto per = demand.gpus_per_host();
     d.min_nodes = d.max_nodes = nodes;
     d.total_gpus = per * nodes;
     if (per)
@@ -67,7 +59,7 @@ Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std:
                         const ClusterState *state) {
     Placement p;
     p.hosts = ring_host_order(graph, std::move(hosts));
-    const auto per = gpus_per_host(demand);
+    const auto per = demand.gpus_per_host();
     for (int h : p.hosts) {
         std::vector<int> gpus;
         const int count = static_cast<int>(graph.node(h).gpus.size());
@@ -91,7 +83,7 @@ ResizeChoice plan_grow(const PlacementEngine &engine, const JobDemand &demand,
     ResizeChoice out;
     std::vector<int> hosts(current.begin(), current.end());
     out.comm_before_s = comm_of(engine, demand, hosts, nullptr);
-    const auto per = gpus_per_host(demand);
+    const auto per = demand.gpus_per_host();
     std::vector<int> pool;
     for (int h = 0; h < g.host_count(); ++h)
         if (free.usable[h] && std::find(hosts.begin(), hosts.end(), h) == hosts.end() &&

@@ -13,13 +13,6 @@ std::string join_ids(const std::vector<std::uint32_t> &ids) {
     return out;
 }
 
-// GPUs a part takes on each of its hosts; 0 for a job placed by whole hosts.
-std::uint32_t per_host_gpus(const JobDemand &d) {
-    if (d.total_gpus == 0)
-        return 0;
-    return d.gpus_per_node ? d.gpus_per_node : (d.total_gpus + d.min_nodes - 1) / d.min_nodes;
-}
-
 GangPlacement sequential(const PlacementEngine &engine, std::span<const GangPart> parts,
                          const ClusterState &base, std::string_view policy) {
     GangPlacement out;
@@ -130,9 +123,9 @@ GangPlacement place_gang(const PlacementEngine &engine, std::span<const GangPart
         out.reason = "no members to place";
         return out;
     }
-    const auto shape = per_host_gpus(parts.front().demand);
+    const auto shape = parts.front().demand.gpus_per_host();
     const bool uniform = std::all_of(parts.begin(), parts.end(), [&](const GangPart &p) {
-        return per_host_gpus(p.demand) == shape && p.usable == parts.front().usable &&
+        return p.demand.gpus_per_host() == shape && p.usable == parts.front().usable &&
                !p.demand.dag;
     });
     if (uniform && parts.size() > 1) {

@@ -41,27 +41,6 @@ std::uint32_t resolve_job(unsigned long given) {
     throw std::runtime_error("no JOBID given and not inside a job ($SLURM_JOB_ID is not set)");
 }
 
-// "USR2", "SIGUSR2" or a number.
-int parse_signal_arg(const std::string &text) {
-    if (text.empty())
-        return 0;
-    std::string name = text;
-    for (auto &c : name)
-        c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-    if (name.starts_with("SIG"))
-        name = name.substr(3);
-    for (int s = 1; s < 65; ++s)
-        if (signal_name(s) == name)
-            return s;
-    char *end = nullptr;
-    long v = std::strtol(text.c_str(), &end, 10);
-    if (end && *end == '\0' && v >= 1 && v <= 64)
-        return static_cast<int>(v);
-    throw std::runtime_error("--signal='" + text +
-                             "': expected a signal name such as USR2 or a "
-                             "number from 1 to 64");
-}
-
 json view_json(const Notice &n, const ClusterModel &m) {
     json j = n.view;
     j["view_file"] = job_view_dir(m.view_dir, n.view.job_id) + "/view.json";
@@ -254,7 +233,13 @@ int main(int argc, char **argv) {
 
     try {
         const std::uint32_t id = resolve_job(job_id);
-        const int sig = parse_signal_arg(signal_text);
+        int sig = 0;  // none given: the job's own --ai-elastic signal
+        if (!signal_text.empty()) {
+            auto parsed = parse_signal("--signal", signal_text);
+            if (!parsed)
+                throw std::runtime_error(parsed.error().message());
+            sig = parsed.value();
+        }
         auto timeout = parse_duration("--timeout", timeout_text);
         if (!timeout || timeout.value() == 0)
             throw std::runtime_error("--timeout='" + timeout_text +

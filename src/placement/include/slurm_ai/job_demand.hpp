@@ -40,6 +40,9 @@ struct JobDemand {
 
     // Communication endpoints: GPUs, or hosts for a job without GPUs.
     std::uint32_t ranks() const;
+    // GPUs the job takes on each of its hosts: --gpus-per-node, or --gpus split evenly
+    // over its minimum node count, as Slurm does; 0 for a job without GPUs.
+    std::uint32_t gpus_per_host() const;
 };
 
 // Fills the defaults: a multi-GPU or multi-node job without --ai-comm is data parallel

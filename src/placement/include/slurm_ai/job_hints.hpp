@@ -134,5 +134,7 @@ Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text);
 // The inverse for messages: "1 GiB", "64 MiB", "1.5 KiB", "300 B".
 std::string format_size(std::uint64_t bytes);
 Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view text);
+// A signal as the --ai-* options take it: "USR1", "SIGUSR1", "usr1" or a number 1-64.
+Parsed<int> parse_signal(std::string_view field, std::string_view text);
 
 }  // namespace slurm_ai
