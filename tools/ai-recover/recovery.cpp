@@ -175,40 +175,44 @@ void Recovery::log(const std::string &message) const {
     ::close(fd);
 }
 
+std::optional<Recovery::Job> Recovery::checkpoint_job(JobView view) const {
+    auto path =
+        fs::path(opt_.state_dir) / "ai_select" / "jobs" / (std::to_string(view.job_id) + ".json");
+    auto text = read_text_file(path.string(), 16u << 20);
+    if (!text)
+        return std::nullopt;  // not placed by the suite's select plugin: no hints known
+    Job job;
+    try {
+        auto rec = json::parse(text.value());
+        const json &h = rec.at("hints");
+        if (!h.contains("checkpoint"))
+            return std::nullopt;
+        const json &c = h["checkpoint"];
+        job.hints.checkpoint = CheckpointSpec{
+            c.at("dir").get<std::string>(), c.at("signal").get<int>(),
+            c.at("signal_before_s").get<std::uint32_t>(), c.at("keep").get<std::uint32_t>()};
+        if (h.contains("elastic"))
+            job.hints.elastic = ElasticSpec{h["elastic"].at("min_nodes").get<std::uint32_t>(),
+                                            h["elastic"].at("max_nodes").get<std::uint32_t>()};
+        auto nodes = expand_hostlist(rec.value("nodes", ""), "nodes");
+        if (nodes)
+            job.record_nodes = std::move(nodes).value();
+        job.recorded_at = rec.value("recorded_at", 0.0);
+    } catch (const json::exception &e) {
+        log("job " + std::to_string(view.job_id) + ": unreadable record " + path.string() + ": " +
+            e.what());
+        return std::nullopt;
+    }
+    job.view = std::move(view);
+    job.run = read_run(opt_.state_dir, job.view.job_id);
+    return job;
+}
+
 std::vector<Recovery::Job> Recovery::checkpoint_jobs() const {
     std::vector<Job> out;
-    for (auto &view : slurm_.jobs()) {
-        auto path = fs::path(opt_.state_dir) / "ai_select" / "jobs" /
-                    (std::to_string(view.job_id) + ".json");
-        auto text = read_text_file(path.string(), 16u << 20);
-        if (!text)
-            continue;  // not placed by the suite's select plugin: no hints known
-        Job job;
-        try {
-            auto rec = json::parse(text.value());
-            const json &h = rec.at("hints");
-            if (!h.contains("checkpoint"))
-                continue;
-            const json &c = h["checkpoint"];
-            job.hints.checkpoint = CheckpointSpec{
-                c.at("dir").get<std::string>(), c.at("signal").get<int>(),
-                c.at("signal_before_s").get<std::uint32_t>(), c.at("keep").get<std::uint32_t>()};
-            if (h.contains("elastic"))
-                job.hints.elastic = ElasticSpec{h["elastic"].at("min_nodes").get<std::uint32_t>(),
-                                                h["elastic"].at("max_nodes").get<std::uint32_t>()};
-            auto nodes = expand_hostlist(rec.value("nodes", ""), "nodes");
-            if (nodes)
-                job.record_nodes = std::move(nodes).value();
-            job.recorded_at = rec.value("recorded_at", 0.0);
-        } catch (const json::exception &e) {
-            log("job " + std::to_string(view.job_id) + ": unreadable record " + path.string() +
-                ": " + e.what());
-            continue;
-        }
-        job.view = std::move(view);
-        job.run = read_run(opt_.state_dir, job.view.job_id);
-        out.push_back(std::move(job));
-    }
+    for (auto &view : slurm_.jobs())
+        if (auto job = checkpoint_job(std::move(view)))
+            out.push_back(std::move(*job));
     return out;
 }
 
@@ -488,32 +492,33 @@ void Recovery::await_running(const Work &w, double failed_at, double deadline) {
 }
 
 int Recovery::checkpoint_now(std::uint32_t job_id) {
-    for (auto &j : checkpoint_jobs()) {
-        if (j.view.job_id != job_id)
-            continue;
-        if (!j.view.running()) {
-            log("job " + std::to_string(job_id) + " is " + j.view.state + ", not running");
-            return 1;
-        }
-        // No lock and no write needed: a user may ask for a checkpoint of their own job.
-        slurm_.signal_steps(job_id, j.hints.checkpoint->signal);
-        RestartRecord r;
-        r.at = now_s();
-        r.event = "checkpoint_request";
-        r.reason = "on demand (signal " + std::to_string(j.hints.checkpoint->signal) + ")";
-        r.run_start = j.view.start_time;
-        r.nodes = compress_hostlist(j.view.nodes);
-        r.restarts = j.view.restarts;
-        if (auto err =
-                checkpoint::append_record(checkpoint::restart_log_path(opt_.state_dir, job_id), r))
-            log("job " + std::to_string(job_id) + ": cannot write its record: " + *err);
-        log("job " + std::to_string(job_id) + ": checkpoint requested on demand");
-        return 0;
+    std::optional<Job> j;
+    if (auto view = slurm_.job(job_id))
+        j = checkpoint_job(std::move(*view));
+    if (!j) {
+        log("job " + std::to_string(job_id) +
+            " has no --ai-checkpoint record (unknown job, not started, or not placed by "
+            "select/ai_cons_tres)");
+        return 1;
     }
-    log("job " + std::to_string(job_id) +
-        " has no --ai-checkpoint record (unknown job, not started, or not placed by "
-        "select/ai_cons_tres)");
-    return 1;
+    if (!j->view.running()) {
+        log("job " + std::to_string(job_id) + " is " + j->view.state + ", not running");
+        return 1;
+    }
+    // No lock and no write needed: a user may ask for a checkpoint of their own job.
+    slurm_.signal_steps(job_id, j->hints.checkpoint->signal);
+    RestartRecord r;
+    r.at = now_s();
+    r.event = "checkpoint_request";
+    r.reason = "on demand (signal " + std::to_string(j->hints.checkpoint->signal) + ")";
+    r.run_start = j->view.start_time;
+    r.nodes = compress_hostlist(j->view.nodes);
+    r.restarts = j->view.restarts;
+    if (auto err =
+            checkpoint::append_record(checkpoint::restart_log_path(opt_.state_dir, job_id), r))
+        log("job " + std::to_string(job_id) + ": cannot write its record: " + *err);
+    log("job " + std::to_string(job_id) + ": checkpoint requested on demand");
+    return 0;
 }
 
 void Recovery::watch_once(double now) {

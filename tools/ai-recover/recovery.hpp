@@ -44,6 +44,8 @@ class Recovery {
   private:
     struct Job;
     struct Work;
+    // A job with --ai-checkpoint, from the select plugin's record of it; nullopt otherwise.
+    std::optional<Job> checkpoint_job(checkpoint::JobView view) const;
     std::vector<Job> checkpoint_jobs() const;
     std::vector<std::string> lost_nodes(const Job &job, const std::vector<std::string> &failed,
                                         std::int64_t failed_at) const;
