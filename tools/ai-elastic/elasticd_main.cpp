@@ -240,11 +240,10 @@ class Daemon {
                 state_.gangs_released.insert(key);
                 log(fmt::format("gang {} ({}): {}", name, key, why.substr(4)));
             }
-            if (g.value("onfail", "kill") != "kill")
-                continue;
-            // A member that ran and failed ends the others (onfail=kill).
+            // A member that ran and failed ends the others (onfail=kill, gang_member_failed).
             GangSpec spec;
             spec.name = name;
+            spec.keep_on_failure = g.value("onfail", "kill") == "keep";
             for (auto id : members) {
                 auto it = jobs_.find(id);
                 if (it == jobs_.end() || !it->second.ended() || state_.failures_handled.count(id) ||

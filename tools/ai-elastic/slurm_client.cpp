@@ -89,9 +89,7 @@ JobInfo to_job(const slurm_job_info_t &j) {
     o.batch = j.batch_flag != 0;
     o.submit_time = j.submit_time;
     o.start_time = j.start_time;
-    o.resize_time = j.resize_time;
     o.comment = str(j.comment);
-    o.system_comment = str(j.system_comment);
     return o;
 }
 

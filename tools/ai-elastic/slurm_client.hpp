@@ -37,8 +37,8 @@ struct JobInfo {
     std::uint32_t time_limit = 0;  // minutes
     std::string batch_host;
     bool batch = false;
-    std::int64_t submit_time = 0, start_time = 0, resize_time = 0;
-    std::string comment, system_comment;
+    std::int64_t submit_time = 0, start_time = 0;
+    std::string comment;
 
     bool pending() const { return state == "PENDING"; }
     bool running() const { return state == "RUNNING" && !completing; }
