@@ -1,18 +1,33 @@
 #!/usr/bin/env bash
-# Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang and runs each for a
-# bounded time from a seed corpus: inputs made from the real files of ../shared/data (see
-# make_seeds below), the kept regression inputs of tests/fuzz/regressions/<target>/, and
-# what earlier runs found (kept in the build directory). Exits non-zero on the first
-# crash, leak or sanitizer report, leaving the input that caused it in the build directory,
-# and when a target has no seed made from ../shared/data.
+# Builds the libFuzzer targets (tests/fuzz/fuzz_*.cpp) with clang and runs each from a seed
+# corpus: inputs made from the real files of ../shared/data (see make_seeds below) and the
+# kept regression inputs of tests/fuzz/regressions/<target>/. Exits non-zero on the first
+# crash, leak or sanitizer report, leaving the input that caused it in the build
+# directory, and when a target has no seed made from ../shared/data.
 #
-#   tools/fuzz.sh [SECONDS_PER_TARGET] [TARGET...]     (default 20 s, every target)
+#   tools/fuzz.sh [RUNS_PER_TARGET] [TARGET...]
+#       What CI runs: reproducible. Each target runs RUNS_PER_TARGET inputs (default
+#       20000) with its own fixed random seed, from the seeds alone (no corpus of earlier
+#       runs), so one commit gets the same verdict at every run, on any machine.
+#   tools/fuzz.sh --explore SECONDS [TARGET...]
+#       Exploratory: a new random seed per target (printed, so a find can be replayed with
+#       -seed=), a time budget, and a corpus kept in the build directory across runs.
+#       Whatever it finds goes into tests/fuzz/regressions/<target>/ with the fix
+#       (docs/development.md, "Fuzzing").
 #
 # FUZZ_BUILD_DIR (default build-fuzz) is where it builds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-seconds=${1:-20}
+explore=0
+if [ "${1:-}" = --explore ]; then
+    explore=1
+    shift
+    budget=${1:?--explore needs SECONDS}
+else
+    budget=${1:-20000}
+fi
 shift || true
+case $budget in '' | *[!0-9]* | 0) echo "fuzz: '$budget' is not a positive whole number" >&2; exit 2 ;; esac
 build=${FUZZ_BUILD_DIR:-build-fuzz}
 data=$(realpath "${SLURM_AI_SHARED_DATA:-$PWD/../shared/data}")
 [ -f "$data/README.md" ] || { echo "fuzz: no shared data in $data" >&2; exit 1; }
@@ -38,7 +53,13 @@ fi
 
 # --- seeds ------------------------------------------------------------------------------
 seed() {  # seed DIR < content: one seed file (also from a pipeline's subshell)
-    cat >"$(mktemp "$1/data-XXXXXXXX")"
+    # Named by content: the same seeds in the same order at every run (libFuzzer reads
+    # inputs of one size in name order), and duplicates made once.
+    local tmp sum
+    tmp=$(mktemp "$1/.new-XXXXXXXX")
+    cat >"$tmp"
+    sum=$(sha1sum <"$tmp")
+    mv -f "$tmp" "$1/data-${sum%% *}"
 }
 seed_files() {  # seed_files DIR FILE...: copies of real files
     local f
@@ -176,9 +197,9 @@ for nodes in sys.stdin.read().split():
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
 failed=0
 for t in "${targets[@]}"; do
-    corpus=$build/corpus/$t seeds=$build/seeds/$t
+    seeds=$build/seeds/$t
     rm -rf "$seeds"
-    mkdir -p "$corpus" "$seeds" "$build/crashes/$t"
+    mkdir -p "$seeds" "$build/crashes/$t"
     make_seeds "$t" "$seeds" || { failed=1; continue; }
     made=$(find "$seeds" -type f | wc -l)
     if [ "$made" -eq 0 ]; then
@@ -191,14 +212,30 @@ for t in "${targets[@]}"; do
         [ -f "$f" ] && cp -f "$f" "$seeds/regression-$(basename "$f")" && kept=$((kept + 1))
     done
     log=$build/fuzz-$t.log
-    # New inputs go to the corpus; the seeds are read only.
-    if "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" -max_total_time="$seconds" -timeout=10 \
+    if [ $explore = 1 ]; then
+        # New inputs go to a corpus kept across runs; the seeds are read only.
+        corpus=$build/corpus/$t
+        mkdir -p "$corpus"
+        rseed=$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')
+        limits=(-seed="$rseed" -max_total_time="$budget")
+        what="${budget}s, seed $rseed"
+    else
+        # A fresh corpus, and a seed of the target's own that never changes.
+        corpus=$build/corpus-ci/$t
+        rm -rf "$corpus"
+        mkdir -p "$corpus"
+        rseed=$(printf '%s' "$t" | cksum | cut -d' ' -f1)
+        limits=(-seed="$rseed" -runs="$budget")
+        what="seed $rseed"
+    fi
+    if "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "${limits[@]}" -timeout=10 \
         -rss_limit_mb=2048 -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 \
         >"$log" 2>&1; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
-        echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs in ${seconds}s, no crash"
+        secs=$(sed -n 's/^stat::total_time_in_seconds*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n1)
+        echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs ($what${secs:+, ${secs}s}), no crash"
     else
-        echo "fuzz: $t: FAILED; input kept in $build/crashes/$t/; log $log:" >&2
+        echo "fuzz: $t: FAILED ($what); input kept in $build/crashes/$t/; log $log:" >&2
         grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | sed -n 1,15p >&2
         failed=1
     fi

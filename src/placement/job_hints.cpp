@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -314,6 +315,23 @@ Parsed<ElasticSpec> parse_elastic(std::string_view text) {
         e.signal = sig.value();
     }
     return e;
+}
+
+ElasticSpec elastic_within(const ElasticSpec &asked, NodeRange slurm) {
+    const std::uint32_t lo = std::max<std::uint32_t>(slurm.min, 1);
+    const std::uint32_t hi = slurm.max ? std::max(slurm.max, lo) : std::numeric_limits<std::uint32_t>::max();
+    ElasticSpec e = asked;
+    e.min_nodes = std::clamp(asked.min_nodes, lo, hi);
+    e.max_nodes = std::clamp(asked.max_nodes, lo, hi);
+    return e;
+}
+
+std::string to_string(NodeRange r) {
+    if (r.max == 0 || r.max >= 500000)
+        return std::to_string(r.min) + " or more";
+    if (r.max <= r.min)
+        return std::to_string(r.min);
+    return std::to_string(r.min) + "-" + std::to_string(r.max);
 }
 
 Parsed<GangSpec> parse_gang(std::string_view text) {

@@ -501,8 +501,10 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
 }
 
 /*
- * Node counts for cons_tres: an elastic job (--ai-elastic=MIN:MAX) may start with as
- * few as MIN nodes and grow to MAX, within what slurmctld allows the job (max_nodes).
+ * Node counts for cons_tres: an elastic job (--ai-elastic=MIN:MAX) may start with any
+ * count of its range, which the service has already clamped into slurmctld's
+ * min_nodes..max_nodes (elastic_within), so the job never gets fewer nodes than Slurm
+ * accepts for it.
  */
 static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_t *min_nodes,
                          uint32_t *max_nodes, uint32_t *req_nodes) {
@@ -510,14 +512,15 @@ static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_
 
     if (out && out->min_nodes) {
         *min_nodes = out->min_nodes;
-        *max_nodes = MAX(out->min_nodes, MIN(out->max_nodes, *max_nodes));
-        *req_nodes = MIN(MAX(out->req_nodes, *min_nodes), *max_nodes);
+        *max_nodes = out->max_nodes;
+        *req_nodes = out->req_nodes;
     } else if (_spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_elastic=") &&
                ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
-                                       job_ptr->spank_job_env_size, &lo, &hi) > 0) {
+                                       job_ptr->spank_job_env_size, *min_nodes, *max_nodes, &lo,
+                                       &hi) > 0) {
         *min_nodes = lo;
-        *max_nodes = MAX(lo, MIN(hi, *max_nodes));
-        *req_nodes = *max_nodes;
+        *max_nodes = hi;
+        *req_nodes = hi;
     }
 }
 
@@ -796,8 +799,13 @@ static void _record(job_record_t *job_ptr) {
     const char *nodes = job_ptr->job_resrcs ? job_ptr->job_resrcs->nodes : job_ptr->nodes;
     char *gpus = _allocated_gpus(job_ptr);
 
+    /* The node range the job was tested with (see _get_req_features): its own, or its
+     * partition's maximum when it gave none. */
     _job_request(job_ptr, job_ptr->details ? job_ptr->details->min_nodes : 1,
-                 job_ptr->details ? job_ptr->details->max_nodes : 1, &req);
+                 job_ptr->details && job_ptr->details->max_nodes ? job_ptr->details->max_nodes
+                 : job_ptr->part_ptr ? MIN(job_ptr->part_ptr->max_nodes, 500000)
+                                     : 0,
+                 &req);
     /* Failing to write the record never fails the job. */
     if (ai_select_record(slurm_conf.state_save_location, &req, nodes, gpus, summary,
                          sizeof(summary), err, sizeof(err)) < 0) {

@@ -124,7 +124,8 @@ extern "C" int ai_select_record(const char *state_dir, const ai_job_t *job, cons
             stock_choice().erase(it);
         }
         auto s = service().record(state_dir ? state_dir : "", job->job_id, nodes ? nodes : "",
-                                  gpus ? gpus : "", env_of(job), stock);
+                                  gpus ? gpus : "", env_of(job), stock,
+                                  {job->min_nodes, job->max_nodes});
         copy_message(summary, summary_len, s);
         return 0;
     });
@@ -215,13 +216,14 @@ extern "C" int ai_select_gangs_save(const char *state_dir, int64_t now, char *er
 }
 
 extern "C" int ai_select_elastic_range(const char *const *env, uint32_t env_size,
+                                       uint32_t slurm_min, uint32_t slurm_max,
                                        uint32_t *min_nodes, uint32_t *max_nodes) {
     char err[64];
     return guarded(err, sizeof err, [&] {
         std::vector<const char *> e;
         if (env)
             e.assign(env, env + env_size);
-        auto spec = slurm_ai::SelectService::elastic_of(e);
+        auto spec = slurm_ai::SelectService::elastic_of(e, {slurm_min, slurm_max});
         if (!spec)
             return 0;
         *min_nodes = spec->min_nodes;

@@ -88,8 +88,8 @@ uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint3
 /* <state_dir>/ai_select/gangs.json, when a gang changed. */
 int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen);
 /* The job's --ai-elastic MIN:MAX; 0 when it has none. */
-int ai_select_elastic_range(const char *const *env, uint32_t env_size, uint32_t *min_nodes,
-                            uint32_t *max_nodes);
+int ai_select_elastic_range(const char *const *env, uint32_t env_size, uint32_t slurm_min,
+                            uint32_t slurm_max, uint32_t *min_nodes, uint32_t *max_nodes);
 void ai_select_note_failure(const char *node);
 
 int ai_select_state_save(const char *dir, char *err, size_t errlen);

@@ -79,7 +79,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     auto fallback = [&](std::string reason, bool worth_logging) {
         out.kind = SelectOutcome::Kind::kPassthrough;
         out.reason = std::move(reason);
-        out.log_reason = worth_logging && fallback_logged_.insert(job.job_id).second;
+        out.log_reason = worth_logging && fallbacks_.emplace(job.job_id, out.reason).second;
         return out;
     };
     if (!loaded_)
@@ -112,19 +112,21 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (candidates == 0)
         return fallback("no candidate node is a host of the fabric", true);
 
-    // An elastic job takes as many nodes as fit, from its MAX (as far as Slurm's own
-    // limit for the job allows) down to its MIN.
+    // An elastic job takes as many nodes as fit, from its MAX down to its MIN, both
+    // within the node range slurmctld accepts for it (elastic_within).
+    std::optional<ElasticSpec> elastic;
+    if (hints.elastic)
+        elastic = elastic_within(*hints.elastic, NodeRange{job.min_nodes, job.max_nodes});
     std::uint32_t lo = demand->min_nodes, hi = demand->min_nodes;
-    if (hints.elastic) {
-        lo = hints.elastic->min_nodes;
-        hi = std::max(lo, std::min(hints.elastic->max_nodes, job.max_nodes));
-        hi = std::min<std::uint32_t>(hi, static_cast<std::uint32_t>(candidates));
-        hi = std::max(hi, lo);
+    if (elastic) {
+        lo = elastic->min_nodes;
+        hi = std::max(lo, std::min<std::uint32_t>(elastic->max_nodes,
+                                                  static_cast<std::uint32_t>(candidates)));
     }
     Decision decision;
     std::uint32_t size = hi;
     for (;; --size) {
-        JobDemand d = hints.elastic ? demand_at_size(*demand, size) : *demand;
+        JobDemand d = elastic ? demand_at_size(*demand, size) : *demand;
         decision = l.engine->place(d, state, l.config.policy);
         if (decision.placement || decision.wait || size <= lo) {
             *demand = d;
@@ -139,9 +141,9 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (!decision.placement)
         return fallback("engine: " + decision.reason, false);
     out = placed(job, *demand, *decision.placement, state);
-    if (hints.elastic) {
-        out.min_nodes = lo;
-        out.max_nodes = std::max(lo, std::min(hints.elastic->max_nodes, job.max_nodes));
+    if (elastic) {
+        out.min_nodes = elastic->min_nodes;
+        out.max_nodes = elastic->max_nodes;
         out.req_nodes = size;
     }
     return out;
@@ -160,6 +162,15 @@ std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, JobHints
             return std::nullopt;
         }
         dag = std::move(*parsed);
+        // Slurm's GPU request is the contract, as its node range is: a DAG that needs more
+        // GPUs than the job asked Slurm for cannot run as described, so the engine does not
+        // place by it.
+        if (dag->total_gpus() > job.total_gpus) {
+            *why = "the task DAG needs " + std::to_string(dag->total_gpus()) +
+                   " GPUs, the job asks Slurm for " + std::to_string(job.total_gpus) +
+                   " (--gpus, --gpus-per-node or --gpus-per-task)";
+            return std::nullopt;
+        }
     }
     JobDemand demand = make_demand(
         JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
@@ -248,7 +259,7 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<co
     auto fallback = [&](std::string reason) {
         out.kind = SelectOutcome::Kind::kPassthrough;
         out.reason = "expansion: " + std::move(reason);
-        out.log_reason = fallback_logged_.insert(job.job_id).second;
+        out.log_reason = fallbacks_.emplace(job.job_id, out.reason).second;
         return out;
     };
     if (!loaded_)
@@ -290,14 +301,18 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<co
     return out;
 }
 
-std::optional<ElasticSpec> SelectService::elastic_of(const std::vector<const char *> &env) {
-    return hints_from_spank_env(env).hints.elastic;
+std::optional<ElasticSpec> SelectService::elastic_of(const std::vector<const char *> &env,
+                                                     NodeRange slurm) {
+    auto asked = hints_from_spank_env(env).hints.elastic;
+    if (!asked)
+        return std::nullopt;
+    return elastic_within(*asked, slurm);
 }
 
 std::string SelectService::record(const std::string &state_dir, std::uint32_t job_id,
                                   const std::string &nodes, const std::string &gpus,
                                   const std::vector<const char *> &env,
-                                  const std::string &stock_nodes) {
+                                  const std::string &stock_nodes, NodeRange slurm) {
     if (state_dir.empty())
         throw std::runtime_error("StateSaveLocation is not set");
     auto dir = std::filesystem::path(state_dir) / "ai_select" / "jobs";
@@ -316,7 +331,20 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
             ++it;
     }
     auto read = hints_from_spank_env(env);
+    std::string clamped;
+    if (read.hints.elastic) {
+        const ElasticSpec asked = *read.hints.elastic;
+        read.hints.elastic = elastic_within(asked, slurm);
+        if (!(*read.hints.elastic == asked))
+            clamped = "; --ai-elastic=" + std::to_string(asked.min_nodes) + ":" +
+                      std::to_string(asked.max_nodes) + " runs as " +
+                      std::to_string(read.hints.elastic->min_nodes) + ":" +
+                      std::to_string(read.hints.elastic->max_nodes) + ", within the " +
+                      to_string(slurm) + " nodes Slurm accepts for the job";
+    }
     json rec{{"job_id", job_id}, {"nodes", nodes}, {"gpus", gpus}, {"hints", read.hints}};
+    if (!clamped.empty())
+        rec["elastic_clamped"] = clamped.substr(2);
     // The options as typed, so that tools can read them back with the same parser
     // (ai-resize and ai-elasticd rebuild the job's demand from them).
     rec["options"] = json::object();
@@ -347,10 +375,15 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
         rec["decision"] = nullptr;
         summary = "ai: placed by cons_tres on " + nodes;
     }
-    if (fallback_logged_.count(job_id))
+    if (auto it = fallbacks_.find(job_id); it != fallbacks_.end()) {
         rec["fell_back"] = true;
+        rec["fallback_reason"] = it->second;
+        if (rec["decision"].is_null())
+            summary += " (" + it->second + ")";
+    }
     if (!stock_nodes.empty())
         rec["cons_tres_would_choose"] = stock_nodes;
+    summary += clamped;
     rec["recorded_at"] = static_cast<long long>(now_s());
     std::filesystem::create_directories(dir);
     write_text_file_atomically(path.string(), rec.dump(2) + "\n");
@@ -359,7 +392,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
 
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
-    fallback_logged_.erase(job_id);
+    fallbacks_.erase(job_id);
     // A member that ends (or is cancelled) before its gang started frees its plan's nodes.
     for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
         if (it->second.nodes.count(job_id) && !it->second.started.count(job_id))

@@ -4,7 +4,9 @@
 // on the real X5 fabric of ../shared/data with the mini-cluster's node in every host.
 //
 // Input: 8 bytes of request and view, then the environment, one "NAME=VALUE" per line.
-// A placement must name distinct usable nodes, at least the job's minimum.
+// A placement must name distinct usable nodes, within the node range slurmctld accepts for
+// the job (an --ai-elastic range never takes it below min_nodes or above max_nodes), and
+// the node counts handed to cons_tres must lie in that range too.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -40,8 +42,10 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     if (!mkdtemp(tmpl))
         std::abort();
     const std::string conf = std::string(tmpl) + "/ai_select.conf";
+    // A budget no decision here reaches (the local search ends when nothing improves), so
+    // that the same input takes the same path at every run: CI's fuzzing is reproducible.
     std::ofstream(conf) << "Fabric=" << fabric << "\nNodeTopology=" SLURM_AI_TEST_INPUTS
-                        << "/minicluster-node.xml\nTimeBudgetMs=1\n";
+                        << "/minicluster-node.xml\nTimeBudgetMs=1000\n";
     service = new slurm_ai::SelectService;
     if (service->load(conf, fabric, names))
         std::abort();
@@ -85,7 +89,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             if (n < 0 || static_cast<std::size_t>(n) >= node_count || !view[n].usable ||
                 !seen.insert(n).second)
                 __builtin_trap();
-        if (out.nodes.size() < job.min_nodes)
+        if (out.nodes.size() < job.min_nodes || out.nodes.size() > job.max_nodes)
+            __builtin_trap();
+        if (out.min_nodes && (out.min_nodes < job.min_nodes || out.max_nodes > job.max_nodes ||
+                              out.req_nodes < out.min_nodes || out.req_nodes > out.max_nodes))
             __builtin_trap();
     }
     service->forget(job.job_id);

@@ -160,3 +160,24 @@ TEST_CASE("sizes print back readably", "[hints]") {
     CHECK(format_size(300) == "300 B");
     CHECK(parse_size("x", format_size(3ull << 40)).value() == 3ull << 40);
 }
+
+TEST_CASE("an elastic range is clamped into the node range Slurm accepts", "[hints][elastic]") {
+    const ElasticSpec asked{2, 8, SIGUSR2};
+    // No --nodes: Slurm accepts 1 or more (its cap is 500000), the range stands.
+    CHECK(elastic_within(asked, {1, 0}) == asked);
+    CHECK(elastic_within(asked, {1, 500000}) == asked);
+    // -N2-4 with 1:8: starts, grows and shrinks within 2..4; the signal is kept.
+    CHECK(elastic_within({1, 8, SIGUSR2}, {2, 4}) == ElasticSpec{2, 4, SIGUSR2});
+    // -N14 with 2:2: the ranges do not meet; Slurm's request wins, the job is not resized.
+    CHECK(elastic_within({2, 2, 0}, {14, 14}) == ElasticSpec{14, 14, 0});
+    // -N2-3 with 6:8 (above Slurm's maximum): Slurm's maximum.
+    CHECK(elastic_within({6, 8, 0}, {2, 3}) == ElasticSpec{3, 3, 0});
+    // A minimum of 0 from slurmctld reads as 1; a maximum below the minimum as the minimum.
+    CHECK(elastic_within({1, 1, 0}, {0, 0}) == ElasticSpec{1, 1, 0});
+    CHECK(elastic_within({1, 9, 0}, {4, 2}) == ElasticSpec{4, 4, 0});
+
+    CHECK(to_string(NodeRange{14, 14}) == "14");
+    CHECK(to_string(NodeRange{2, 4}) == "2-4");
+    CHECK(to_string(NodeRange{1, 500000}) == "1 or more");
+    CHECK(to_string(NodeRange{3, 0}) == "3 or more");
+}

@@ -126,6 +126,83 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("an elastic job is placed within the node range Slurm accepts", "[service][elastic]") {
+    auto dir = temp_dir();
+    SelectService s;
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1});
+    struct Case {
+        const char *what, *elastic;
+        std::uint32_t slurm_min, slurm_max;
+        std::size_t placed, min, max;
+    };
+    for (auto c : {
+             // sbatch -N4 --ai-elastic=2:2: never fewer nodes than slurmctld's minimum.
+             Case{"ranges apart", "2:2", 4, 4, 4, 4, 4},
+             // sbatch -N2-3 --ai-elastic=1:8: the intersection, as large as fits.
+             Case{"ranges overlap", "1:8", 2, 3, 3, 2, 3},
+             // sbatch --ai-elastic=2:3 (no --nodes): as typed.
+             Case{"no --nodes", "2:3", 1, 500000, 3, 2, 3},
+         }) {
+        INFO(c.what);
+        SelectJob job{21, c.slurm_min, c.slurm_max, 1, 0, 1, 0, {}};
+        const std::string opt = std::string("_SLURM_SPANK_OPTION_ai_ai_elastic=") + c.elastic;
+        job.env = {opt.c_str()};
+        auto o = s.decide(job, all);
+        REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+        CHECK(o.nodes.size() == c.placed);
+        CHECK(o.min_nodes == c.min);
+        CHECK(o.max_nodes == c.max);
+        CHECK(o.req_nodes == c.placed);
+        // The range cons_tres gets for will-run and test-only is the same one.
+        auto range = SelectService::elastic_of(job.env, {c.slurm_min, c.slurm_max});
+        REQUIRE(range);
+        CHECK(range->min_nodes == c.min);
+        CHECK(range->max_nodes == c.max);
+        s.forget(job.job_id);
+    }
+
+    // The record holds the range the job runs with, which ai-resize, ai-elasticd and
+    // ai-recover read, and says what was clamped (also in the SystemComment).
+    std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=2:2:signal=USR2"};
+    auto summary = s.record(dir, 22, "g[1-4]", "", env, "", {4, 4});
+    CHECK_THAT(summary, Catch::Contains("--ai-elastic=2:2 runs as 4:4, within the 4 nodes Slurm"));
+    auto j = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/22.json"));
+    CHECK(j["hints"]["elastic"]["min_nodes"] == 4);
+    CHECK(j["hints"]["elastic"]["max_nodes"] == 4);
+    CHECK(j["options"]["ai-elastic"] == "2:2:signal=USR2");
+    CHECK(j.contains("elastic_clamped"));
+    s.record(dir, 23, "g[1-2]", "", env, "", {1, 500000});
+    auto k = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/23.json"));
+    CHECK(k["hints"]["elastic"]["min_nodes"] == 2);
+    CHECK_FALSE(k.contains("elastic_clamped"));
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not placed by",
+          "[service][dag]") {
+    auto dir = temp_dir();
+    SelectService s;
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1});
+    const std::string dag = std::string(kDagEnvName) +
+                            R"(={"t":[["a",4,0.01],["b",4,0.01]],"e":[[0,1,67108864]]})";
+    // 8 GPUs in the DAG; the job asks Slurm for 2 nodes with 2 GPUs each.
+    SelectJob job{31, 2, 2, 2, 4, 2, 0, {dag.c_str()}};
+    auto o = s.decide(job, all);
+    CHECK(o.kind == SelectOutcome::Kind::kPassthrough);
+    CHECK(o.log_reason);
+    CHECK_THAT(o.reason, Catch::Contains("needs 8 GPUs, the job asks Slurm for 4"));
+    auto summary = s.record(dir, 31, "g[1-2]", "", job.env, "", {2, 2});
+    CHECK_THAT(summary, Catch::Contains("placed by cons_tres on g[1-2] (the task DAG needs 8"));
+    // With 4 GPUs on each node the DAG fits what Slurm gives, and places the job.
+    SelectJob enough{32, 2, 2, 4, 8, 2, 0, {dag.c_str()}};
+    CHECK(s.decide(enough, all).kind == SelectOutcome::Kind::kPlaced);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("failure history survives a save and restore, a corrupt file does not", "[service]") {
     auto dir = temp_dir();
     SelectService a;

@@ -47,6 +47,22 @@ struct ElasticSpec {
     bool operator==(const ElasticSpec &) const = default;
 };
 
+// The node counts slurmctld accepts for a job: from its --nodes (or what its tasks imply),
+// its partition and its limits. max 0 means no upper bound.
+struct NodeRange {
+    std::uint32_t min = 1;
+    std::uint32_t max = 0;
+};
+
+// The one rule for an elastic range beside Slurm's node request: Slurm's range is the
+// contract (limits, accounting, reservations and cons_tres rely on it), so each end of
+// MIN:MAX is clamped into it. The job starts on, grows to and shrinks to counts in the
+// result only: `-N14 --ai-elastic=2:2` runs on 14 nodes and is not resized, `-N2-4
+// --ai-elastic=1:8` runs on 2 to 4, and with no --nodes the range stands as typed.
+ElasticSpec elastic_within(const ElasticSpec &asked, NodeRange slurm);
+// "14", "2-4", or "2 or more" (no upper bound, or Slurm's own cap of 500000).
+std::string to_string(NodeRange r);
+
 // --ai-gang=NAME:SIZE[:TIMEOUT][:onfail=kill|keep].
 struct GangSpec {
     std::string name;

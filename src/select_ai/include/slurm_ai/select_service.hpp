@@ -92,14 +92,19 @@ class SelectService {
     // Writes <state_dir>/ai_select/gangs.json (what ai-elasticd reads to release timed-out
     // gangs and act on failed members) when a gang changed since the last write.
     std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
-    // The --ai-elastic range of a job, from its SPANK environment.
-    static std::optional<ElasticSpec> elastic_of(const std::vector<const char *> &env);
+    // The --ai-elastic range a job runs with: as typed in its SPANK environment, clamped
+    // into the node range slurmctld accepts for it (elastic_within).
+    static std::optional<ElasticSpec> elastic_of(const std::vector<const char *> &env,
+                                                 NodeRange slurm);
 
     // At job start: writes <state_dir>/ai_select/jobs/<id>.json and returns the one-line
-    // summary for the job's SystemComment.
+    // summary for the job's SystemComment. `slurm` is the node range slurmctld accepts for
+    // the job: the record's elastic range is the one the job runs with (elastic_within),
+    // which is what ai-resize, ai-elasticd and ai-recover read; the range as typed is kept
+    // beside it when the two differ.
     std::string record(const std::string &state_dir, std::uint32_t job_id, const std::string &nodes,
                        const std::string &gpus, const std::vector<const char *> &env,
-                       const std::string &stock_nodes);
+                       const std::string &stock_nodes, NodeRange slurm = {});
     void forget(std::uint32_t job_id);
 
     // A node went down: its decayed failure count grows and steers placements away.
@@ -119,7 +124,8 @@ class SelectService {
     };
     std::map<std::string, History> failures_;
     std::map<std::uint32_t, std::string> decisions_;  // job id -> decision JSON
-    std::set<std::uint32_t> fallback_logged_;
+    // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
+    std::map<std::uint32_t, std::string> fallbacks_;
 
     // The job's demand from its request and hints (the configured default pattern, its
     // DAG); nullopt with the reason when the DAG cannot be read.
