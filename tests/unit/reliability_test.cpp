@@ -176,9 +176,17 @@ TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[ser
             job.env.push_back(l.c_str());
         auto out = s.decide(job, view);
         if (out.kind == SelectOutcome::Kind::kPlaced) {
+            // The same oracle: within the node range slurmctld accepts for the job.
             CHECK(out.nodes.size() >= job.min_nodes);
+            CHECK(out.nodes.size() <= job.max_nodes);
             for (int n : out.nodes)
                 CHECK(view.at(static_cast<std::size_t>(n)).usable);
+            if (out.min_nodes) {
+                CHECK(out.min_nodes >= job.min_nodes);
+                CHECK(out.max_nodes <= job.max_nodes);
+                CHECK(out.req_nodes >= out.min_nodes);
+                CHECK(out.req_nodes <= out.max_nodes);
+            }
         }
         s.forget(job.job_id);
         ++replayed;
