@@ -7,7 +7,7 @@
 #
 #   tools/fuzz.sh [RUNS_PER_TARGET] [TARGET...]
 #       What CI runs: reproducible. Each target runs RUNS_PER_TARGET inputs (default
-#       20000) with its own fixed random seed, from the seeds alone (no corpus of earlier
+#       10000) with its own fixed random seed, from the seeds alone (no corpus of earlier
 #       runs), so one commit gets the same verdict at every run, on any machine.
 #   tools/fuzz.sh --explore SECONDS [TARGET...]
 #       Exploratory: a new random seed per target (printed, so a find can be replayed with
@@ -24,7 +24,7 @@ if [ "${1:-}" = --explore ]; then
     shift
     budget=${1:?--explore needs SECONDS}
 else
-    budget=${1:-20000}
+    budget=${1:-10000}
 fi
 shift || true
 case $budget in '' | *[!0-9]* | 0) echo "fuzz: '$budget' is not a positive whole number" >&2; exit 2 ;; esac

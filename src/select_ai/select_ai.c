@@ -127,6 +127,27 @@ static void _load_topology(void) {
     xfree(fabric);
 }
 
+/*
+ * Narrows a node range to what the job's tasks allow: with an explicit --ntasks every node
+ * runs at least one task, and with --ntasks-per-node too the task count fixes the node
+ * count (slurmctld's record may still say 1 node; without --ntasks, Slurm adds tasks with
+ * every node instead). max_nodes 0 means no bound.
+ */
+static void _task_bounds(job_record_t *job_ptr, uint32_t *min_nodes, uint32_t *max_nodes) {
+    struct job_details *d = job_ptr->details;
+    uint32_t cap;
+
+    if (!d || !(job_ptr->bit_flags & JOB_NTASKS_SET) || !d->num_tasks || d->num_tasks == NO_VAL)
+        return;
+    cap = d->num_tasks;
+    if (d->ntasks_per_node && d->ntasks_per_node != NO_VAL16) {
+        cap = (d->num_tasks + d->ntasks_per_node - 1) / d->ntasks_per_node;
+        *min_nodes = MAX(*min_nodes, cap);
+    }
+    cap = MAX(cap, *min_nodes);
+    *max_nodes = *max_nodes ? MIN(*max_nodes, cap) : cap;
+}
+
 /* The job's request as the engine sees it: nodes, tasks and GPUs. */
 static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max_nodes,
                          ai_job_t *req) {
@@ -152,6 +173,7 @@ static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max
     }
     req->min_nodes = min_nodes ? min_nodes : 1;
     req->max_nodes = max_nodes ? max_nodes : req->min_nodes;
+    _task_bounds(job_ptr, &req->min_nodes, &req->max_nodes);
     req->tasks = job_ptr->details && job_ptr->details->num_tasks ? job_ptr->details->num_tasks : 1;
     req->env = (const char *const *)job_ptr->spank_job_env;
     req->env_size = job_ptr->spank_job_env_size;
@@ -508,15 +530,16 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
  */
 static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_t *min_nodes,
                          uint32_t *max_nodes, uint32_t *req_nodes) {
-    uint32_t lo = 0, hi = 0;
+    uint32_t lo = 0, hi = 0, slurm_min = *min_nodes, slurm_max = *max_nodes;
 
+    _task_bounds(job_ptr, &slurm_min, &slurm_max);
     if (out && out->min_nodes) {
         *min_nodes = out->min_nodes;
         *max_nodes = out->max_nodes;
         *req_nodes = out->req_nodes;
     } else if (_spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_elastic=") &&
                ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
-                                       job_ptr->spank_job_env_size, *min_nodes, *max_nodes, &lo,
+                                       job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo,
                                        &hi) > 0) {
         *min_nodes = lo;
         *max_nodes = hi;

@@ -56,4 +56,12 @@ expect_eq "elastic range in the record of $id" 2:3 "$(elastic_of "$id")"
 case $(comment_of "$id") in *"runs as"*) fail "job $id: a clamp noted where none was made" ;; esac
 wait_job_gone "$id" 60
 
-pass "-N14 with 2:2 waits for 14 nodes; -N4 with 2:2 ran on 4; -N2-4 with 1:8 on 4 (2:4); 2:3 on 3"
+# 5. Tasks bound the node count too: -n8 --ntasks-per-node=2 means 4 nodes, so 2:8 runs as
+#    4:4 with its 8 tasks (before, it ran on 8 nodes and Slurm made it 16 tasks).
+read -r id count < <(run_job -n8 --ntasks-per-node=2 --ai-elastic=2:8)
+expect_eq "nodes of sbatch -n8 --ntasks-per-node=2 --ai-elastic=2:8" 4 "$count"
+expect_eq "tasks of job $id" 8 "$(scontrol show job "$id" | sed -n 's/.*NumTasks=\([0-9]*\).*/\1/p')"
+expect_eq "elastic range in the record of $id" 4:4 "$(elastic_of "$id")"
+wait_job_gone "$id" 60
+
+pass "-N14 with 2:2 waits for 14 nodes; -N4 with 2:2 ran on 4; -N2-4 with 1:8 on 4 (2:4); 2:3 on 3; -n8 --ntasks-per-node=2 with 2:8 on 4"
