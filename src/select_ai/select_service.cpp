@@ -331,20 +331,19 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
             ++it;
     }
     auto read = hints_from_spank_env(env);
+    // The job started within Slurm's node range; say so when that is not its MIN:MAX.
     std::string clamped;
     if (read.hints.elastic) {
-        const ElasticSpec asked = *read.hints.elastic;
-        read.hints.elastic = elastic_within(asked, slurm);
-        if (!(*read.hints.elastic == asked))
-            clamped = "; --ai-elastic=" + std::to_string(asked.min_nodes) + ":" +
-                      std::to_string(asked.max_nodes) + " runs as " +
-                      std::to_string(read.hints.elastic->min_nodes) + ":" +
-                      std::to_string(read.hints.elastic->max_nodes) + ", within the " +
-                      to_string(slurm) + " nodes Slurm accepts for the job";
+        const ElasticSpec start = elastic_within(*read.hints.elastic, slurm);
+        if (!(start == *read.hints.elastic))
+            clamped = "; --ai-elastic=" + std::to_string(read.hints.elastic->min_nodes) + ":" +
+                      std::to_string(read.hints.elastic->max_nodes) + " started as " +
+                      std::to_string(start.min_nodes) + ":" + std::to_string(start.max_nodes) +
+                      ", within the " + to_string(slurm) + " nodes Slurm accepts for the job";
     }
     json rec{{"job_id", job_id}, {"nodes", nodes}, {"gpus", gpus}, {"hints", read.hints}};
     if (!clamped.empty())
-        rec["elastic_clamped"] = clamped.substr(2);
+        rec["elastic_start"] = clamped.substr(2);
     // The options as typed, so that tools can read them back with the same parser
     // (ai-resize and ai-elasticd rebuild the job's demand from them).
     rec["options"] = json::object();

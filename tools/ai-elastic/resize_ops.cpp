@@ -81,18 +81,6 @@ std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::
 }
 
 JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
-    // The job's record, written by the select plugin at its start: the options as typed,
-    // and the elastic range the job runs with (clamped into Slurm's node range).
-    json rec;
-    auto path =
-        fs::path(m.state_dir) / "ai_select" / "jobs" / (std::to_string(job.job_id) + ".json");
-    std::error_code ec;
-    if (!m.state_dir.empty() && fs::exists(path, ec))
-        if (auto text = read_text_file(path.string(), 16u << 20))
-            rec = json::parse(text.value(), nullptr, false);
-    if (rec.is_discarded() || !rec.is_object())
-        rec = json::object();
-
     JobHints hints;
     // Inside the job its options are in the environment, as SLURM_SPANK_<variable>.
     const char *self = getenv("SLURM_JOB_ID");
@@ -106,21 +94,24 @@ JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
         std::vector<const char *> env;
         for (const auto &v : vars)
             env.push_back(v.c_str());
-        hints = hints_from_spank_env(env).hints;
+        auto read = hints_from_spank_env(env);
+        if (!read.hints.empty())
+            return read.hints;
     }
-    if (hints.empty() && rec.contains("options") && rec["options"].is_object())
-        for (const auto &[name, value] : rec["options"].items())
-            if (value.is_string())
-                apply_hint(hints, name, value.get<std::string>());  // a bad one stays unset
-    try {
-        if (hints.elastic && rec.contains("hints") && rec["hints"].contains("elastic")) {
-            const json &e = rec["hints"]["elastic"];
-            hints.elastic->min_nodes = e.at("min_nodes").get<std::uint32_t>();
-            hints.elastic->max_nodes = e.at("max_nodes").get<std::uint32_t>();
-        }
-    } catch (const json::exception &) {
-        // A record this version cannot read: the range as typed.
-    }
+    auto path =
+        fs::path(m.state_dir) / "ai_select" / "jobs" / (std::to_string(job.job_id) + ".json");
+    std::error_code ec;
+    if (m.state_dir.empty() || !fs::exists(path, ec))
+        return hints;
+    auto text = read_text_file(path.string(), 16u << 20);
+    if (!text)
+        return hints;
+    json rec = json::parse(text.value(), nullptr, false);
+    if (rec.is_discarded() || !rec.contains("options") || !rec["options"].is_object())
+        return hints;
+    for (const auto &[name, value] : rec["options"].items())
+        if (value.is_string())
+            apply_hint(hints, name, value.get<std::string>());  // a bad one stays unset
     return hints;
 }
 

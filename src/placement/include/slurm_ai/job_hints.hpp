@@ -54,11 +54,12 @@ struct NodeRange {
     std::uint32_t max = 0;
 };
 
-// The one rule for an elastic range beside Slurm's node request: Slurm's range is the
-// contract (limits, accounting, reservations and cons_tres rely on it), so each end of
-// MIN:MAX is clamped into it. The job starts on, grows to and shrinks to counts in the
-// result only: `-N14 --ai-elastic=2:2` runs on 14 nodes and is not resized, `-N2-4
-// --ai-elastic=1:8` runs on 2 to 4, and with no --nodes the range stands as typed.
+// The one rule for an elastic job's start beside Slurm's node request: Slurm's range is
+// the contract for a start (limits, accounting, reservations and cons_tres rely on it), so
+// each end of MIN:MAX is clamped into it: `-N14 --ai-elastic=2:2` starts on 14 nodes,
+// `-N2-4 --ai-elastic=1:8` on 2 to 4, and with no --nodes the range stands as typed.
+// Resizes after the start keep to MIN:MAX as typed: Slurm accepts a running job's shrink
+// (scontrol update NumNodes) and growth (expansion jobs) whatever its --nodes said.
 ElasticSpec elastic_within(const ElasticSpec &asked, NodeRange slurm);
 // "14", "2-4", or "2 or more" (no upper bound, or Slurm's own cap of 500000).
 std::string to_string(NodeRange r);

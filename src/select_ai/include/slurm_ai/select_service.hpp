@@ -92,16 +92,15 @@ class SelectService {
     // Writes <state_dir>/ai_select/gangs.json (what ai-elasticd reads to release timed-out
     // gangs and act on failed members) when a gang changed since the last write.
     std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
-    // The --ai-elastic range a job runs with: as typed in its SPANK environment, clamped
-    // into the node range slurmctld accepts for it (elastic_within).
+    // The node counts an --ai-elastic job may start with: MIN:MAX as typed in its SPANK
+    // environment, clamped into the node range slurmctld accepts for it (elastic_within).
     static std::optional<ElasticSpec> elastic_of(const std::vector<const char *> &env,
                                                  NodeRange slurm);
 
     // At job start: writes <state_dir>/ai_select/jobs/<id>.json and returns the one-line
     // summary for the job's SystemComment. `slurm` is the node range slurmctld accepts for
-    // the job: the record's elastic range is the one the job runs with (elastic_within),
-    // which is what ai-resize, ai-elasticd and ai-recover read; the range as typed is kept
-    // beside it when the two differ.
+    // the job: when its start range (elastic_within) is not its --ai-elastic MIN:MAX, the
+    // record (`elastic_start`) and the summary say so.
     std::string record(const std::string &state_dir, std::uint32_t job_id, const std::string &nodes,
                        const std::string &gpus, const std::vector<const char *> &env,
                        const std::string &stock_nodes, NodeRange slurm = {});
