@@ -319,7 +319,8 @@ Parsed<ElasticSpec> parse_elastic(std::string_view text) {
 
 ElasticSpec elastic_within(const ElasticSpec &asked, NodeRange slurm) {
     const std::uint32_t lo = std::max<std::uint32_t>(slurm.min, 1);
-    const std::uint32_t hi = slurm.max ? std::max(slurm.max, lo) : std::numeric_limits<std::uint32_t>::max();
+    const std::uint32_t hi =
+        slurm.max ? std::max(slurm.max, lo) : std::numeric_limits<std::uint32_t>::max();
     ElasticSpec e = asked;
     e.min_nodes = std::clamp(asked.min_nodes, lo, hi);
     e.max_nodes = std::clamp(asked.max_nodes, lo, hi);
@@ -546,6 +547,55 @@ void to_json(nlohmann::json &j, const JobHints &h) {
     if (h.locality)
         j["locality"] = {{"mode", h.locality->hard ? "hard" : "soft"},
                          {"wait_s", h.locality->wait_s}};
+}
+
+void from_json(const nlohmann::json &j, JobHints &h) {
+    h = JobHints{};
+    if (j.contains("comm")) {
+        const auto &o = j.at("comm");
+        CommSpec c;
+        const auto name = o.at("pattern").get<std::string>();
+        bool known = false;
+        for (auto p :
+             {CommPattern::kAllReduce, CommPattern::kPipeline, CommPattern::kTensorParallel,
+              CommPattern::kMoE, CommPattern::kParameterServer, CommPattern::kNone})
+            if (to_string(p) == name) {
+                c.pattern = p;
+                known = true;
+            }
+        if (!known)
+            throw nlohmann::json::other_error::create(501, "unknown pattern " + name, &o);
+        c.bytes = o.value("bytes", std::uint64_t{0});
+        c.stages = o.value("stages", 0u);
+        c.microbatches = o.value("microbatches", 0u);
+        c.tp_size = o.value("tp_size", 0u);
+        c.experts = o.value("experts", 0u);
+        c.servers = o.value("servers", 0u);
+        c.algo = o.value("algo", std::string());
+        h.comm = c;
+    }
+    if (j.contains("dag_file"))
+        h.dag_file = j.at("dag_file").get<std::string>();
+    if (j.contains("elastic")) {
+        const auto &e = j.at("elastic");
+        h.elastic = ElasticSpec{e.at("min_nodes").get<std::uint32_t>(),
+                                e.at("max_nodes").get<std::uint32_t>(), e.value("signal", 0)};
+    }
+    if (j.contains("gang")) {
+        const auto &g = j.at("gang");
+        h.gang = GangSpec{g.at("name").get<std::string>(), g.at("size").get<std::uint32_t>(),
+                          g.value("timeout_s", 0u), g.value("onfail", std::string()) == "keep"};
+    }
+    if (j.contains("checkpoint")) {
+        const auto &c = j.at("checkpoint");
+        h.checkpoint = CheckpointSpec{c.at("dir").get<std::string>(), c.at("signal").get<int>(),
+                                      c.at("signal_before_s").get<std::uint32_t>(),
+                                      c.at("keep").get<std::uint32_t>()};
+    }
+    if (j.contains("locality")) {
+        const auto &l = j.at("locality");
+        h.locality = LocalitySpec{l.at("mode").get<std::string>() == "hard", l.value("wait_s", 0u)};
+    }
 }
 
 }  // namespace slurm_ai

@@ -73,6 +73,25 @@ bool PlacementEngine::known_policy(std::string_view name) {
     return std::find(p.begin(), p.end(), name) != p.end();
 }
 
+std::optional<PlacementPolicy> make_policy(std::string_view name) {
+    using K = PlacementPolicy::Kind;
+    static const std::map<std::string, K, std::less<>> kinds{{"engine", K::kEngine},
+                                                             {"engine-norisk", K::kEngineNoRisk},
+                                                             {"tree-bestfit", K::kTreeBestFit},
+                                                             {"slurm-default", K::kSlurmDefault},
+                                                             {"random", K::kRandom},
+                                                             {"passthrough", K::kPassthrough}};
+    auto it = kinds.find(name);
+    if (it == kinds.end())
+        return std::nullopt;
+    return PlacementPolicy(it->first, it->second);
+}
+
+const PlacementPolicy &engine_policy() {
+    static const PlacementPolicy engine = *make_policy("engine");
+    return engine;
+}
+
 double PlacementEngine::lower_bound(const JobDemand &d) const {
     auto key = shape_key(d);
     if (auto it = cache_->ideal.find(key); it != cache_->ideal.end())
@@ -106,10 +125,11 @@ void PlacementEngine::score(const JobDemand &d, const ClusterState *state, Place
 }
 
 Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
-                                std::string_view policy) const {
+                                const PlacementPolicy &policy) const {
+    using K = PlacementPolicy::Kind;
     Decision out;
-    if (!known_policy(policy)) {
-        out.reason = "unknown policy '" + std::string(policy) + "'";
+    if (policy.passthrough()) {
+        out.reason = "Policy=passthrough";
         return out;
     }
     auto start = std::chrono::steady_clock::now();
@@ -117,16 +137,24 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     if (!ctx)
         return out;
     std::optional<Placement> p;
-    if (policy == "engine")
-        p = detail::place_engine(*ctx, options_.risk_weight, options_.time_budget_ms);
-    else if (policy == "engine-norisk")
-        p = detail::place_engine(*ctx, 0.0, options_.time_budget_ms);
-    else if (policy == "tree-bestfit")
-        p = detail::place_tree_bestfit(*ctx);
-    else if (policy == "slurm-default")
-        p = detail::place_slurm_default(*ctx);
-    else
-        p = detail::place_random(*ctx, options_.seed);
+    switch (policy.kind()) {
+        case K::kEngine:
+            p = detail::place_engine(*ctx, options_.risk_weight, options_.time_budget_ms);
+            break;
+        case K::kEngineNoRisk:
+            p = detail::place_engine(*ctx, 0.0, options_.time_budget_ms);
+            break;
+        case K::kTreeBestFit:
+            p = detail::place_tree_bestfit(*ctx);
+            break;
+        case K::kSlurmDefault:
+            p = detail::place_slurm_default(*ctx);
+            break;
+        case K::kRandom:
+        case K::kPassthrough:
+            p = detail::place_random(*ctx, options_.seed);
+            break;
+    }
     if (!p || p->empty()) {
         out.reason = d.total_gpus
                          ? "not enough free GPUs: needs " + std::to_string(d.total_gpus) +
@@ -136,10 +164,10 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
                          : "not enough free hosts: needs " + std::to_string(ctx->hosts_needed);
         return out;
     }
-    const bool engine = policy == "engine" || policy == "engine-norisk";
+    const bool engine = policy.searches();
     if (!engine)  // the engine scored its placement while searching
         score(d, &state, *p);
-    p->policy = std::string(policy);
+    p->policy = policy.name();
     p->decision_ms =
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
 

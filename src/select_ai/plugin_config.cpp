@@ -98,7 +98,7 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                                                 resolve(base, l.value.substr(at + 1)));
         } else if (key == "policy") {
             auto v = lower(l.value);
-            if (v != "passthrough" && !PlacementEngine::known_policy(v))
+            if (!make_policy(v))
                 return l.error(
                     "one of engine, engine-norisk, tree-bestfit, slurm-default, passthrough");
             c.policy = v;

@@ -167,6 +167,7 @@ static bool _job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max
                 if (bit_test(parent->node_bitmap, i))
                     nodes[req->expands_len++] = i;
             req->expands = nodes;
+            req->expands_job_id = parent->job_id;
             req->expands_env = (const char *const *)parent->spank_job_env;
             req->expands_env_size = parent->spank_job_env_size;
         }
@@ -424,33 +425,27 @@ static bool _has_room(node_record_t *node_ptr, uint16_t cpus, uint64_t mem) {
     return true;
 }
 
-/* The value of one of the job's --ai-* options in its SPANK environment, or NULL. */
-static const char *_spank_option(job_record_t *job_ptr, const char *key) {
-    for (uint32_t i = 0; i < job_ptr->spank_job_env_size; i++) {
-        const char *v = job_ptr->spank_job_env[i] ? strstr(job_ptr->spank_job_env[i], key) : NULL;
-        if (v)
-            return v + strlen(key);
+/*
+ * What the adapter needs of the job's --ai-* options, from the service's decoding. With
+ * Debug=yes and DebugFlags=SelectType, every new decoding is logged with the totals (the
+ * plugin's debug statistics: a pending job tested at every pass is decoded once).
+ */
+static void _traits(job_record_t *job_ptr, ai_job_traits_t *t) {
+    static uint64_t decodes_seen;
+    uint64_t decodes;
+    uint32_t cached = 0;
+
+    ai_select_job_traits(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
+                         job_ptr->spank_job_env_size, t);
+    if (!ai_select_debug())
+        return;
+    decodes = ai_select_option_decodes(&cached);
+    if (decodes != decodes_seen) {
+        log_flag(SELECT_TYPE,
+                 "%s: %pJ: options decoded (%" PRIu64 " decodings in all, %u jobs cached)",
+                 plugin_type, job_ptr, decodes, cached);
+        decodes_seen = decodes;
     }
-    return NULL;
-}
-
-/* The job's --ai-locality: 0 none, 1 soft, 2 hard. */
-static int _locality(job_record_t *job_ptr) {
-    const char *v = _spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_locality=");
-    if (!v)
-        return 0;
-    return xstrncasecmp(v, "hard", 4) ? 1 : 2;
-}
-
-/* The --ai-gang value of a job, or NULL. */
-static const char *_gang(job_record_t *job_ptr) {
-    return _spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_gang=");
-}
-
-/* Whether two --ai-gang values name the same gang (NAME is what precedes ':'). */
-static bool _same_gang(const char *a, const char *b) {
-    size_t la = strcspn(a, ":"), lb = strcspn(b, ":");
-    return la == lb && !strncmp(a, b, la);
 }
 
 /* What one node of the job must have left: its CPUs and memory per node. */
@@ -537,8 +532,7 @@ static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_
         *min_nodes = out->min_nodes;
         *max_nodes = out->max_nodes;
         *req_nodes = out->req_nodes;
-    } else if (_spank_option(job_ptr, "_SLURM_SPANK_OPTION_ai_ai_elastic=") &&
-               ai_select_elastic_range((const char *const *)job_ptr->spank_job_env,
+    } else if (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
                                        job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo,
                                        &hi) > 0) {
         *min_nodes = lo;
@@ -653,9 +647,12 @@ static int _gang_job_test(job_record_t *job_ptr, const char *gang, bitstr_t *bit
     _job_request(job_ptr, min_nodes, max_nodes, &req);
     it = list_iterator_create(*ctld.job_list);
     while ((m = list_next(it))) {
-        const char *g;
+        ai_job_traits_t mt;
         ai_gang_member_t *gm;
-        if (m->user_id != job_ptr->user_id || !(g = _gang(m)) || !_same_gang(g, gang))
+        if (m->user_id != job_ptr->user_id)
+            continue;
+        _traits(m, &mt);
+        if (xstrcmp(mt.gang, gang))
             continue;
         if (count == cap) {
             cap = cap ? 2 * cap : 8;
@@ -742,15 +739,16 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                       bitstr_t *exc_core_bitmap) {
     ai_job_t req;
     ai_outcome_t out;
-    int rc, locality;
+    ai_job_traits_t traits;
+    int rc;
     uint32_t n_held;
-    const char *gang;
 
     _note_down_nodes();
     _restore_expansion_link(job_ptr);
+    _traits(job_ptr, &traits);
     /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
-    if (mode != SELECT_MODE_TEST_ONLY && (gang = _gang(job_ptr)) && ctld.found)
-        return _gang_job_test(job_ptr, gang, bitmap, min_nodes, max_nodes, req_nodes, mode,
+    if (mode != SELECT_MODE_TEST_ONLY && traits.gang[0] && ctld.found)
+        return _gang_job_test(job_ptr, traits.gang, bitmap, min_nodes, max_nodes, req_nodes, mode,
                               preemptee_candidates, preemptee_job_list, exc_core_bitmap);
     /* Nothing to allocate while no gang has a plan (the common case). */
     if (mode == SELECT_MODE_RUN_NOW &&
@@ -769,9 +767,9 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
      * start when run-now finds them a compact placement; soft locality waits only while
      * the engine says so.
      */
-    if (mode == SELECT_MODE_WILL_RUN && (locality = _locality(job_ptr))) {
+    if (mode == SELECT_MODE_WILL_RUN && traits.locality) {
         bool wait;
-        if (locality == 2)
+        if (traits.locality == 2)
             return SLURM_ERROR;
         wait = _job_request(job_ptr, min_nodes, max_nodes, &req) &&
                _decide(job_ptr, bitmap, &req, NULL) == AI_WAIT;

@@ -95,10 +95,10 @@ extern "C" int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uin
             std::vector<const char *> parent_env;
             if (job->expands_env)
                 parent_env.assign(job->expands_env, job->expands_env + job->expands_env_size);
-            fill_outcome(
-                service().decide_expansion(job_of(job), std::span(job->expands, job->expands_len),
-                                           parent_env, view),
-                node_count, out);
+            fill_outcome(service().decide_expansion(job_of(job), job->expands_job_id,
+                                                    std::span(job->expands, job->expands_len),
+                                                    parent_env, view),
+                         node_count, out);
         } else {
             fill_outcome(service().decide(job_of(job), view), node_count, out);
         }
@@ -215,19 +215,45 @@ extern "C" int ai_select_gangs_save(const char *state_dir, int64_t now, char *er
     });
 }
 
-extern "C" int ai_select_elastic_range(const char *const *env, uint32_t env_size,
-                                       uint32_t slurm_min, uint32_t slurm_max,
-                                       uint32_t *min_nodes, uint32_t *max_nodes) {
+extern "C" int ai_select_job_traits(uint32_t job_id, const char *const *env, uint32_t env_size,
+                                    ai_job_traits_t *out) {
+    char err[64];
+    *out = ai_job_traits_t{};
+    return guarded(err, sizeof err, [&] {
+        const auto &h = service().options(job_id, std::span(env, env ? env_size : 0)).hints;
+        out->locality = !h.locality ? 0 : h.locality->hard ? 2 : 1;
+        out->elastic = h.elastic ? 1 : 0;
+        if (h.gang)
+            copy_message(out->gang, sizeof out->gang, h.gang->name);
+        return 0;
+    });
+}
+
+extern "C" int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t env_size,
+                                       uint32_t slurm_min, uint32_t slurm_max, uint32_t *min_nodes,
+                                       uint32_t *max_nodes) {
     char err[64];
     return guarded(err, sizeof err, [&] {
         std::vector<const char *> e;
         if (env)
             e.assign(env, env + env_size);
-        auto spec = slurm_ai::SelectService::elastic_of(e, {slurm_min, slurm_max});
+        auto spec = service().elastic_start(job_id, e, {slurm_min, slurm_max});
         if (!spec)
             return 0;
         *min_nodes = spec->min_nodes;
         *max_nodes = spec->max_nodes;
         return 1;
     });
+}
+
+extern "C" uint64_t ai_select_option_decodes(uint32_t *cached_jobs) {
+    char err[64];
+    uint64_t n = 0;
+    guarded(err, sizeof err, [&] {
+        n = service().option_decodes();
+        if (cached_jobs)
+            *cached_jobs = static_cast<uint32_t>(service().cached_jobs());
+        return 0;
+    });
+    return n;
 }

@@ -21,7 +21,8 @@ typedef struct {
     const char *const *env; /* the job's SPANK environment */
     uint32_t env_size;
     uint32_t user_id;
-    /* An expansion job (--dependency=expand): the nodes and SPANK env of the job it grows. */
+    /* An expansion job (--dependency=expand): the job it grows, its nodes and SPANK env. */
+    uint32_t expands_job_id;
     const int *expands;
     uint32_t expands_len;
     const char *const *expands_env;
@@ -87,9 +88,26 @@ int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t *members,
 uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint32_t capacity);
 /* <state_dir>/ai_select/gangs.json, when a gang changed. */
 int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen);
-/* The job's --ai-elastic MIN:MAX; 0 when it has none. */
-int ai_select_elastic_range(const char *const *env, uint32_t env_size, uint32_t slurm_min,
-                            uint32_t slurm_max, uint32_t *min_nodes, uint32_t *max_nodes);
+/*
+ * What the adapter needs of a job's --ai-* options, from the service's one decoding of
+ * them (the option grammar exists only in C++). Returns 0, or -1 when the service failed
+ * (out is then all "none").
+ */
+typedef struct {
+    int locality;  /* --ai-locality: 0 none, 1 soft, 2 hard */
+    int elastic;   /* 1: --ai-elastic given */
+    char gang[80]; /* --ai-gang NAME, "" for none */
+} ai_job_traits_t;
+int ai_select_job_traits(uint32_t job_id, const char *const *env, uint32_t env_size,
+                         ai_job_traits_t *out);
+/* The node counts the job may start with: its --ai-elastic MIN:MAX clamped into Slurm's
+ * slurm_min..slurm_max (elastic_within). 1 when it has --ai-elastic, 0 when not. */
+int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t env_size,
+                            uint32_t slurm_min, uint32_t slurm_max, uint32_t *min_nodes,
+                            uint32_t *max_nodes);
+/* How many times the service decoded a job's options, and for how many jobs it keeps one
+ * (the plugin's debug statistics: a pending job tested many times is decoded once). */
+uint64_t ai_select_option_decodes(uint32_t *cached_jobs);
 void ai_select_note_failure(const char *node);
 
 int ai_select_state_save(const char *dir, char *err, size_t errlen);

@@ -29,11 +29,6 @@ const char *kind_name(GangVerdict::Kind k) {
     return "?";
 }
 
-std::optional<GangSpec> gang_of(const std::vector<const char *> &env) {
-    auto read = hints_from_spank_env(env);
-    return read.hints.gang;
-}
-
 }  // namespace
 
 SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t user_id,
@@ -41,7 +36,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
                                          std::span<const SelectNode> nodes, std::int64_t now,
                                          bool place) {
     SelectOutcome out;
-    auto spec = gang_of(job.env);
+    std::optional<GangSpec> spec = options(job.job_id, job.env).hints.gang;
     if (!spec) {
         out.reason = "no valid --ai-gang";
         return out;
@@ -49,7 +44,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     const std::string key = gang_key(user_id, spec->name);
     std::vector<GangMember> gm;
     for (const auto &m : members) {
-        auto s = gang_of(m.job.env);
+        const auto &s = options(m.job.job_id, m.job.env).hints.gang;
         if (!s || s->name != spec->name)
             continue;
         gm.push_back({m.job.job_id, m.state, m.eligible, m.submit_time, *s});
@@ -81,8 +76,9 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     if (!place || !loaded_)
         return out;  // kPassthrough: the barrier is open, cons_tres places
     const Loaded &l = *loaded_;
-    const std::string policy =
-        l.config.policy == "passthrough" ? std::string("slurm-default") : l.config.policy;
+    // Under Policy=passthrough a gang is still placed as one: as Slurm's order would.
+    const PlacementPolicy policy =
+        l.policy->passthrough() ? *make_policy("slurm-default") : *l.policy;
 
     // A plan nobody started on within its time no longer stands.
     auto it = gang_plans_.find(key);
@@ -104,7 +100,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
             hosts.push_back(l.host_of_node[n]);
         Placement p = job_placement(l.graph, d, hosts, &state);
         l.engine->score(d, &state, p);
-        p.policy = policy + "-gang";
+        p.policy = policy.name() + "-gang";
         return p;
     };
     // A placed member: widening stays off the nodes planned for the other members.
@@ -119,7 +115,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         return placed_out;
     };
     std::string why;
-    auto my_demand = demand_of(job, hints_from_spank_env(job.env).hints, &why);
+    auto my_demand = demand_of(job, options(job.job_id, job.env), &why);
     if (!my_demand) {
         out.reason = "gang " + spec->name + ": " + why;
         return out;
@@ -159,10 +155,10 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         for (const auto &m : members) {
             if (m.state != MemberState::kPending)
                 continue;
-            auto s = gang_of(m.job.env);
+            const auto &s = options(m.job.job_id, m.job.env).hints.gang;
             if (!s || s->name != spec->name)
                 continue;
-            auto d = demand_of(m.job, hints_from_spank_env(m.job.env).hints, &why);
+            auto d = demand_of(m.job, options(m.job.job_id, m.job.env), &why);
             if (!d) {
                 out.kind = SelectOutcome::Kind::kWait;
                 out.reason =
@@ -200,7 +196,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
             for (int h : joint.parts[i].hosts)
                 slurm_nodes.push_back(l.node_of_host[h]);
             if (parts[i].job_id == job.job_id) {
-                joint.parts[i].policy = policy + (joint.joint ? "-gang" : "-gang-seq");
+                joint.parts[i].policy = policy.name() + (joint.joint ? "-gang" : "-gang-seq");
                 out = placed(job, *my_demand, joint.parts[i], state);
             }
         }

@@ -13,6 +13,7 @@
 #include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/elastic_plan.hpp"
 #include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/topology_file.hpp"
 
 namespace slurm_ai {
@@ -57,6 +58,9 @@ std::optional<std::string> SelectService::load(const std::string &conf_path,
         new Loaded{std::move(cfg), std::move(graph).value(), nullptr, {}, {}});
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
                                                   l->config.engine);
+    l->policy = make_policy(l->config.policy);
+    if (!l->policy)  // load_plugin_config accepts only names make_policy knows
+        return "unknown Policy '" + l->config.policy + "'";
     l->host_of_node.assign(slurm_nodes.size(), -1);
     l->node_of_host.assign(l->graph.host_count(), -1);
     int known = 0;
@@ -85,13 +89,13 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (!loaded_)
         return fallback("no topology loaded", true);
     Loaded &l = *loaded_;
-    if (l.config.policy == "passthrough")
+    if (l.policy->passthrough())
         return fallback("Policy=passthrough", false);
 
-    auto read = hints_from_spank_env(job.env);
-    if (!read.errors.empty())
-        return fallback("invalid hint: " + read.errors.front().message(), true);
-    JobHints hints = read.hints;
+    const JobOptions &opts = options(job.job_id, job.env);
+    if (!opts.errors.empty())
+        return fallback("invalid hint: " + opts.errors.front().message(), true);
+    const JobHints &hints = opts.hints;
     const bool has_hints = !hints.empty();
     const bool multi_node = job.min_nodes > 1;
     if (!has_hints) {
@@ -103,7 +107,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
             return fallback("SingleNodeGpus=no", false);
     }
     std::string why;
-    auto demand = demand_of(job, hints, &why);
+    auto demand = demand_of(job, opts, &why);
     if (!demand)
         return fallback(why, true);
 
@@ -127,7 +131,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     std::uint32_t size = hi;
     for (;; --size) {
         JobDemand d = elastic ? demand_at_size(*demand, size) : *demand;
-        decision = l.engine->place(d, state, l.config.policy);
+        decision = l.engine->place(d, state, *l.policy);
         if (decision.placement || decision.wait || size <= lo) {
             *demand = d;
             break;
@@ -149,32 +153,28 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     return out;
 }
 
-std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, JobHints hints,
+std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, const JobOptions &options,
                                                   std::string *why) const {
     const PluginConfig &c = loaded_->config;
+    JobHints hints = options.hints;
     if (!hints.comm && c.default_comm && (job.min_nodes > 1 || job.total_gpus > 1))
         hints.comm = c.default_comm;
-    std::optional<TaskDag> dag;
-    if (hints.dag) {
-        auto parsed = parse_task_dag(*hints.dag, kDagEnvName);
-        if (!parsed) {
-            *why = "invalid task DAG: " + parsed.error().message();
-            return std::nullopt;
-        }
-        dag = std::move(*parsed);
-        // Slurm's GPU request is the contract, as its node range is: a DAG that needs more
-        // GPUs than the job asked Slurm for cannot run as described, so the engine does not
-        // place by it.
-        if (dag->total_gpus() > job.total_gpus) {
-            *why = "the task DAG needs " + std::to_string(dag->total_gpus()) +
-                   " GPUs, the job asks Slurm for " + std::to_string(job.total_gpus) +
-                   " (--gpus, --gpus-per-node or --gpus-per-task)";
-            return std::nullopt;
-        }
+    if (options.dag_error) {
+        *why = "invalid task DAG: " + options.dag_error->message();
+        return std::nullopt;
+    }
+    // Slurm's GPU request is the contract, as its node range is: a DAG that needs more
+    // GPUs than the job asked Slurm for cannot run as described, so the engine does not
+    // place by it.
+    if (options.dag && options.dag->total_gpus() > job.total_gpus) {
+        *why = "the task DAG needs " + std::to_string(options.dag->total_gpus()) +
+               " GPUs, the job asks Slurm for " + std::to_string(job.total_gpus) +
+               " (--gpus, --gpus-per-node or --gpus-per-task)";
+        return std::nullopt;
     }
     JobDemand demand = make_demand(
         JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
-        hints, std::move(dag));
+        hints, options.dag);
     demand.pending_s = job.pending_s;
     return demand;
 }
@@ -209,7 +209,6 @@ SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &deman
     const Loaded &l = *loaded_;
     SelectOutcome out;
     out.kind = SelectOutcome::Kind::kPlaced;
-    out.gpus = p.gpus;
     for (int h : p.hosts)
         out.nodes.push_back(l.node_of_host[h]);
     // The widening step: every candidate under the lowest switch spanning the choice.
@@ -230,29 +229,30 @@ SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &deman
                 if (state.usable[h] && l.node_of_host[h] >= 0)
                     out.widen.push_back(l.node_of_host[h]);
 
-    const std::string policy = p.policy.empty() ? l.config.policy : p.policy;
+    const std::string policy = p.policy.empty() ? l.policy->name() : p.policy;
     char summary[256];
     std::snprintf(summary, sizeof summary, "placed by %s on %s: %.4g s/step comm, efficiency %.2f",
                   policy.c_str(), host_list(l.graph, p).c_str(), p.comm_s, p.efficiency);
     out.reason = summary;
-    json d{{"policy", policy},
-           {"nodes", host_list(l.graph, p)},
-           {"ranks", gpu_list(l.graph, p)},
-           {"comm_s", p.comm_s},
-           {"lower_bound_s", p.lower_bound_s},
-           {"efficiency", p.efficiency},
-           {"risk_per_day", p.risk},
-           {"algorithm", p.algorithm},
-           {"decision_ms", p.decision_ms},
-           {"pattern", demand.dag ? "dag" : std::string(to_string(demand.comm.pattern))},
-           {"bytes", demand.comm.bytes}};
-    decisions_[job.job_id] = d.dump();
+    decisions_[job.job_id] =
+        JobDecision{policy,
+                    host_list(l.graph, p),
+                    gpu_list(l.graph, p),
+                    p.comm_s,
+                    p.lower_bound_s,
+                    p.efficiency,
+                    p.risk,
+                    p.algorithm,
+                    p.decision_ms,
+                    demand.dag ? "dag" : std::string(to_string(demand.comm.pattern)),
+                    demand.comm.bytes};
     return out;
 }
 
 // An expansion job is placed for the job it grows: the hosts that keep the grown job's
 // communication cheapest, which are the hosts next to its own.
-SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<const int> expands,
+SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::uint32_t expands_job_id,
+                                              std::span<const int> expands,
                                               const std::vector<const char *> &expands_env,
                                               std::span<const SelectNode> nodes) {
     SelectOutcome out;
@@ -265,11 +265,11 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<co
     if (!loaded_)
         return fallback("no topology loaded");
     const Loaded &l = *loaded_;
-    if (l.config.policy == "passthrough")
+    if (l.policy->passthrough())
         return fallback("Policy=passthrough");
-    auto read = hints_from_spank_env(expands_env);
-    if (!read.errors.empty())
-        return fallback("the expanded job's hints: " + read.errors.front().message());
+    const JobOptions &grown_opts = options(expands_job_id, expands_env);
+    if (!grown_opts.errors.empty())
+        return fallback("the expanded job's hints: " + grown_opts.errors.front().message());
     std::vector<int> current;
     for (int n : expands)
         if (n >= 0 && n < static_cast<int>(l.host_of_node.size()) && l.host_of_node[n] >= 0)
@@ -281,7 +281,7 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<co
     grown.min_nodes = grown.max_nodes = static_cast<std::uint32_t>(current.size());
     grown.total_gpus = job.gpus_per_node * grown.min_nodes;
     std::string why;
-    auto demand = demand_of(grown, read.hints, &why);
+    auto demand = demand_of(grown, grown_opts, &why);
     if (!demand)
         return fallback(why);
     int candidates = 0;
@@ -301,9 +301,10 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::span<co
     return out;
 }
 
-std::optional<ElasticSpec> SelectService::elastic_of(const std::vector<const char *> &env,
-                                                     NodeRange slurm) {
-    auto asked = hints_from_spank_env(env).hints.elastic;
+std::optional<ElasticSpec> SelectService::elastic_start(std::uint32_t job_id,
+                                                        const std::vector<const char *> &env,
+                                                        NodeRange slurm) {
+    const auto &asked = options(job_id, env).hints.elastic;
     if (!asked)
         return std::nullopt;
     return elastic_within(*asked, slurm);
@@ -315,11 +316,9 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
                                   const std::string &stock_nodes, NodeRange slurm) {
     if (state_dir.empty())
         throw std::runtime_error("StateSaveLocation is not set");
-    auto dir = std::filesystem::path(state_dir) / "ai_select" / "jobs";
-    auto path = dir / (std::to_string(job_id) + ".json");
     // Called again for running jobs when slurmctld restarts: the record written at the
     // job's start stays, decision and all.
-    if (!decisions_.count(job_id) && std::filesystem::exists(path))
+    if (!decisions_.count(job_id) && std::filesystem::exists(job_record_path(state_dir, job_id)))
         return {};
     // A gang member that starts no longer needs its planned nodes held.
     for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
@@ -330,7 +329,14 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
         else
             ++it;
     }
-    auto read = hints_from_spank_env(env);
+    const JobOptions &read = options(job_id, env);
+    JobRecord rec;
+    rec.job_id = job_id;
+    rec.nodes = nodes;
+    rec.gpus = gpus;
+    rec.hints = read.hints;
+    rec.hints.dag.reset();
+    rec.dag_compact_bytes = read.hints.dag ? read.hints.dag->size() : 0;
     // The job started within Slurm's node range; say so when that is not its MIN:MAX.
     std::string clamped;
     if (read.hints.elastic) {
@@ -341,12 +347,9 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
                       std::to_string(start.min_nodes) + ":" + std::to_string(start.max_nodes) +
                       ", within the " + to_string(slurm) + " nodes Slurm accepts for the job";
     }
-    json rec{{"job_id", job_id}, {"nodes", nodes}, {"gpus", gpus}, {"hints", read.hints}};
     if (!clamped.empty())
-        rec["elastic_start"] = clamped.substr(2);
-    // The options as typed, so that tools can read them back with the same parser
-    // (ai-resize and ai-elasticd rebuild the job's demand from them).
-    rec["options"] = json::object();
+        rec.elastic_start = clamped.substr(2);
+    // The options as typed, for admins reading the record.
     for (const auto &opt : hint_options()) {
         const std::string key = spank_option_env_name("ai", opt.name) + "=";
         for (const char *entry : env) {
@@ -354,44 +357,40 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
             if (e.starts_with("SPANK_"))
                 e.remove_prefix(6);
             if (e.starts_with(key))
-                rec["options"][opt.name] = std::string(e.substr(key.size()));
+                rec.options[opt.name] = std::string(e.substr(key.size()));
         }
     }
-    rec["hint_errors"] = json::array();
     for (const auto &e : read.errors)
-        rec["hint_errors"].push_back(e.message());
+        rec.hint_errors.push_back(e.message());
     std::string summary;
     if (auto it = decisions_.find(job_id); it != decisions_.end()) {
-        rec["decision"] = json::parse(it->second);
-        const auto &d = rec["decision"];
+        rec.decision = it->second;
         char buf[256];
         std::snprintf(buf, sizeof buf, "ai: %s placed %s, %.4g s/step comm, efficiency %.2f",
-                      d["policy"].get<std::string>().c_str(), nodes.c_str(),
-                      d["comm_s"].get<double>(), d["efficiency"].get<double>());
+                      rec.decision->policy.c_str(), nodes.c_str(), rec.decision->comm_s,
+                      rec.decision->efficiency);
         summary = buf;
         decisions_.erase(it);
     } else {
-        rec["decision"] = nullptr;
         summary = "ai: placed by cons_tres on " + nodes;
     }
     if (auto it = fallbacks_.find(job_id); it != fallbacks_.end()) {
-        rec["fell_back"] = true;
-        rec["fallback_reason"] = it->second;
-        if (rec["decision"].is_null())
+        rec.fell_back = true;
+        rec.fallback_reason = it->second;
+        if (!rec.decision)
             summary += " (" + it->second + ")";
     }
-    if (!stock_nodes.empty())
-        rec["cons_tres_would_choose"] = stock_nodes;
+    rec.cons_tres_would_choose = stock_nodes;
     summary += clamped;
-    rec["recorded_at"] = static_cast<long long>(now_s());
-    std::filesystem::create_directories(dir);
-    write_text_file_atomically(path.string(), rec.dump(2) + "\n");
+    rec.recorded_at = static_cast<std::int64_t>(now_s());
+    write_job_record(state_dir, rec);
     return summary;
 }
 
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
     fallbacks_.erase(job_id);
+    options_.forget(job_id);
     // A member that ends (or is cancelled) before its gang started frees its plan's nodes.
     for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
         if (it->second.nodes.count(job_id) && !it->second.started.count(job_id))

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "slurm_ai/cluster_graph.hpp"
@@ -16,8 +17,9 @@ struct SelectService::Loaded {
     PluginConfig config;
     ClusterGraph graph;
     std::unique_ptr<PlacementEngine> engine;
-    std::vector<int> host_of_node;  // Slurm node index -> host, -1 outside the fabric
-    std::vector<int> node_of_host;  // host -> Slurm node index, -1 unknown to Slurm
+    std::optional<PlacementPolicy> policy;  // config.policy, made once at load
+    std::vector<int> host_of_node;          // Slurm node index -> host, -1 outside the fabric
+    std::vector<int> node_of_host;          // host -> Slurm node index, -1 unknown to Slurm
 };
 
 }  // namespace slurm_ai

@@ -14,7 +14,7 @@ std::string join_ids(const std::vector<std::uint32_t> &ids) {
 }
 
 GangPlacement sequential(const PlacementEngine &engine, std::span<const GangPart> parts,
-                         const ClusterState &base, std::string_view policy) {
+                         const ClusterState &base, const PlacementPolicy &policy) {
     GangPlacement out;
     std::vector<std::size_t> order(parts.size());
     std::iota(order.begin(), order.end(), 0);
@@ -117,7 +117,7 @@ bool gang_member_failed(const GangSpec &spec, std::string_view end_state) {
 }
 
 GangPlacement place_gang(const PlacementEngine &engine, std::span<const GangPart> parts,
-                         const ClusterState &base, std::string_view policy) {
+                         const ClusterState &base, const PlacementPolicy &policy) {
     GangPlacement out;
     if (parts.empty()) {
         out.reason = "no members to place";

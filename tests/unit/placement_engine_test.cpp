@@ -27,7 +27,7 @@ TEST_CASE("every policy places a job and the engine is never less efficient", "[
     auto d = gpu_job(3, 8);
     std::map<std::string, Placement> got;
     for (const auto &policy : PlacementEngine::policies()) {
-        auto dec = engine.place(d, s, policy);
+        auto dec = engine.place(d, s, *make_policy(policy));
         INFO(policy << ": " << dec.reason);
         REQUIRE(dec.placement);
         auto &p = *dec.placement;
@@ -58,14 +58,14 @@ TEST_CASE("GPUs inside a host follow the NVLink pairs", "[engine]") {
     int h1 = host(g, "h1");
     occupy(s, g, {"h2"});
     s.free_gpus[h1] &= ~GpuMask{1};  // GPU 0 busy: 1 is left without its NVLink partner
-    auto dec = engine.place(gpu_job(1, 2), s, "engine");
+    auto dec = engine.place(gpu_job(1, 2), s);
     REQUIRE(dec.placement);
     auto gpus = dec.placement->gpus[0];
     std::sort(gpus.begin(), gpus.end());
     CHECK(gpus == std::vector<int>{2, 3});
     CHECK(p8.path(2, 3) == PathType::kNVLink);
     // Slurm's default takes the lowest free GPUs, which are not linked.
-    auto slurm = engine.place(gpu_job(1, 2), s, "slurm-default");
+    auto slurm = engine.place(gpu_job(1, 2), s, *make_policy("slurm-default"));
     REQUIRE(slurm.placement);
     CHECK(slurm.placement->gpus[0] == std::vector<int>{1, 2});
     CHECK(slurm.placement->efficiency < dec.placement->efficiency);
@@ -76,7 +76,7 @@ TEST_CASE("ranks of a host are contiguous and hosts are grouped by leaf", "[engi
     PlacementEngine engine(g);
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h5"});  // two free on leaf1, three on leaf2
-    auto dec = engine.place(gpu_job(4, 8), s, "engine");
+    auto dec = engine.place(gpu_job(4, 8), s);
     REQUIRE(dec.placement);
     auto ranks = dec.placement->ranks();
     REQUIRE(ranks.size() == 32);
@@ -142,8 +142,13 @@ TEST_CASE("job shapes: hosts only, a GPU count, and what does not fit", "[engine
     CHECK_FALSE(too_big.placement);
     CHECK_FALSE(too_big.wait);
     CHECK_THAT(too_big.reason, Catch::Contains("not enough free GPUs"));
-    CHECK_FALSE(
-        engine.place(make_demand(JobRequest{1, 1, 0, 1, 1}, JobHints{}), s, "magic").placement);
+    // Policies are made once by name; an unknown name is refused, passthrough places nothing.
+    CHECK_FALSE(make_policy("magic"));
+    auto none = engine.place(make_demand(JobRequest{1, 1, 0, 1, 1}, JobHints{}), s,
+                             *make_policy("passthrough"));
+    CHECK_FALSE(none.placement);
+    CHECK_FALSE(none.wait);
+    CHECK(none.reason == "Policy=passthrough");
 }
 
 TEST_CASE("allocating and releasing a placement round-trips the free view", "[engine]") {

@@ -1,5 +1,6 @@
 #include "slurm_ai/select_service.hpp"
 
+#include <csignal>
 #include <filesystem>
 #include <fstream>
 
@@ -156,7 +157,7 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
         CHECK(o.max_nodes == c.max);
         CHECK(o.req_nodes == c.placed);
         // The range cons_tres gets for will-run and test-only is the same one.
-        auto range = SelectService::elastic_of(job.env, {c.slurm_min, c.slurm_max});
+        auto range = s.elastic_start(job.job_id, job.env, {c.slurm_min, c.slurm_max});
         REQUIRE(range);
         CHECK(range->min_nodes == c.min);
         CHECK(range->max_nodes == c.max);
@@ -186,8 +187,8 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1});
-    const std::string dag = std::string(kDagEnvName) +
-                            R"(={"t":[["a",4,0.01],["b",4,0.01]],"e":[[0,1,67108864]]})";
+    const std::string dag =
+        std::string(kDagEnvName) + R"(={"t":[["a",4,0.01],["b",4,0.01]],"e":[[0,1,67108864]]})";
     // 8 GPUs in the DAG; the job asks Slurm for 2 nodes with 2 GPUs each.
     SelectJob job{31, 2, 2, 2, 4, 2, 0, {dag.c_str()}};
     auto o = s.decide(job, all);
@@ -242,4 +243,119 @@ TEST_CASE("the example configuration in contrib is valid and holds the defaults"
     CHECK(c->multi_node_best_fit == defaults.multi_node_best_fit);
     CHECK(c->debug == defaults.debug);
     CHECK(c->cluster.fabric == "/etc/slurm/topology.conf");
+}
+
+TEST_CASE("a job's options are decoded once while its environment stays", "[service][cache]") {
+    auto dir = temp_dir();
+    SelectService s;
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    std::vector<SelectNode> busy(4, SelectNode{true, 0x1, 1});  // one free GPU per node
+    const std::string dag =
+        std::string(kDagEnvName) + R"(={"t":[["a",2,0.01],["b",2,0.01]],"e":[[0,1,67108864]]})";
+    // A pending job that does not fit (2 GPUs on each of 2 nodes), tested pass after pass,
+    // as run-now, will-run and by the adapter's questions.
+    SelectJob job{41,
+                  2,
+                  2,
+                  2,
+                  4,
+                  2,
+                  0,
+                  {"_SLURM_SPANK_OPTION_ai_ai_comm=pipeline",
+                   "_SLURM_SPANK_OPTION_ai_ai_locality=soft", dag.c_str()}};
+    const auto before = s.option_decodes();
+    for (int pass = 0; pass < 20; ++pass) {
+        s.decide(job, busy);
+        s.elastic_start(job.job_id, job.env, {2, 2});
+        CHECK(s.options(job.job_id, job.env).hints.locality);
+    }
+    CHECK(s.option_decodes() == before + 1);
+    CHECK(s.options(job.job_id, job.env).dag->tasks.size() == 2);
+
+    // Another environment (an update of the job, its requeue with new options): decoded
+    // again, once.
+    std::vector<const char *> changed = job.env;
+    changed[1] = "_SLURM_SPANK_OPTION_ai_ai_locality=hard";
+    job.env = changed;
+    for (int pass = 0; pass < 5; ++pass)
+        s.decide(job, busy);
+    CHECK(s.option_decodes() == before + 2);
+    CHECK(s.options(job.job_id, job.env).hints.locality->hard);
+    CHECK(s.option_decodes() == before + 2);
+
+    // The job ends: its decoding goes, and a job reusing the id is decoded afresh.
+    CHECK(s.cached_jobs() == 1);
+    s.forget(job.job_id);
+    CHECK(s.cached_jobs() == 0);
+    s.decide(job, busy);
+    CHECK(s.option_decodes() == before + 3);
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the options cache stays bounded", "[cache]") {
+    JobOptionsCache c;
+    const char *env[] = {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce"};
+    for (std::uint32_t id = 1; id <= JobOptionsCache::kMaxJobs + 10; ++id)
+        c.get(id, env);
+    CHECK(c.size() <= JobOptionsCache::kMaxJobs);
+    CHECK(c.size() > JobOptionsCache::kMaxJobs / 4);
+    // The most recent jobs stay.
+    const auto d = c.decodes();
+    c.get(JobOptionsCache::kMaxJobs + 10, env);
+    CHECK(c.decodes() == d);
+    // A bad option or DAG is decoded once too, with its error kept.
+    const char *bad[] = {"_SLURM_SPANK_OPTION_ai_ai_comm=allgather", "AI_DAG={"};
+    const auto &o = c.get(7, bad);
+    CHECK(o.errors.size() == 1);
+    CHECK(o.dag_error);
+    CHECK(env_fingerprint(env) != env_fingerprint(bad));
+}
+
+TEST_CASE("a job record reads back as it was written", "[record]") {
+    auto dir = temp_dir();
+    JobRecord r;
+    r.job_id = 77;
+    r.nodes = "g[1-2]";
+    r.gpus = "g1:0,1 g2:0,1";
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-comm", "pipeline:stages=4,bytes=64M"));
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-elastic", "2:8:signal=USR2"));
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-gang", "team:3:10m:onfail=keep"));
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-checkpoint", "/ckpt/x,signal=USR1@120,keep=2"));
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-locality", "soft:30s"));
+    r.dag_compact_bytes = 123;
+    r.options = {{"ai-comm", "pipeline:stages=4,bytes=64M"}, {"ai-elastic", "2:8:signal=USR2"}};
+    r.hint_errors = {"--ai-comm='x': expected y"};
+    r.decision =
+        JobDecision{"engine",   "g[1-2]", "g1:0 g1:1 g2:0 g2:1", 0.5, 0.25, 0.5, 0.01, "ring", 1.5,
+                    "pipeline", 64u << 20};
+    r.fell_back = true;
+    r.fallback_reason = "why";
+    r.cons_tres_would_choose = "g[2-3]";
+    r.elastic_start = "--ai-elastic=2:8 started as 2:2";
+    r.recorded_at = 1795352481;
+    write_job_record(dir, r);
+    CHECK(job_record_path(dir, 77) == dir + "/ai_select/jobs/77.json");
+    auto back = read_job_record(dir, 77);
+    REQUIRE(back.ok());
+    CHECK(back->hints == r.hints);  // elastic.signal and gang.onfail included
+    CHECK(back->hints.elastic->signal == SIGUSR2);
+    CHECK(back->dag_compact_bytes == 123);
+    CHECK(back->options == r.options);
+    CHECK(back->hint_errors == r.hint_errors);
+    CHECK(back->decision == r.decision);
+    CHECK(back->fallback_reason == "why");
+    CHECK(back->cons_tres_would_choose == "g[2-3]");
+    CHECK(back->elastic_start == r.elastic_start);
+    CHECK(back->recorded_at == r.recorded_at);
+
+    // Missing, or not a record: an error naming the file.
+    auto none = read_job_record(dir, 78);
+    REQUIRE_FALSE(none.ok());
+    CHECK_THAT(none.error().message(), Catch::Contains("78.json"));
+    write(job_record_path(dir, 79), "{\"job_id\": \"seventy-nine\"}");
+    auto bad = read_job_record(dir, 79);
+    REQUIRE_FALSE(bad.ok());
+    CHECK_THAT(bad.error().message(), Catch::Contains("79.json"));
+    std::filesystem::remove_all(dir);
 }

@@ -326,7 +326,7 @@ TEST_CASE(
     rest[0] = SelectNode{false, 0, 1};
     const std::vector<const char *> parent{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce"};
     std::vector<int> parent_nodes{0};
-    auto e = s.decide_expansion(SelectJob{6, 1, 1, 4, 4, 1, 0, {}}, parent_nodes, parent, rest);
+    auto e = s.decide_expansion(SelectJob{6, 1, 1, 4, 4, 1, 0, {}}, 5, parent_nodes, parent, rest);
     REQUIRE(e.kind == SelectOutcome::Kind::kPlaced);
     REQUIRE(e.nodes.size() == 1);
     CHECK(e.nodes[0] == 1);

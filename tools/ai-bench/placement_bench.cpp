@@ -118,6 +118,8 @@ int main(int argc, char **argv) {
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
+        const PlacementPolicy random = *make_policy("random"),
+                              bestfit = *make_policy("tree-bestfit");
 
         // Fill to the occupancy, then end a quarter of the jobs.
         ClusterState state(g);
@@ -131,7 +133,7 @@ int main(int argc, char **argv) {
             auto d = make_job(mix[pick(rng)].first);
             // Half the history placed by best fit, half anywhere: what years of arrivals,
             // departures and hand-placed jobs leave behind.
-            auto dec = engine.place(d, state, (running.size() % 2) ? "random" : "tree-bestfit");
+            auto dec = engine.place(d, state, (running.size() % 2) ? random : bestfit);
             if (!dec.placement) {
                 ++misses;
                 continue;
@@ -162,10 +164,10 @@ int main(int argc, char **argv) {
             auto d = make_job(probe_shapes[i % probe_shapes.size()]);
             engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
             double eff[2] = {-1, -1};
-            const char *names[2] = {"engine", "tree-bestfit"};
+            const PlacementPolicy *policies[2] = {&engine_policy(), &bestfit};
             for (int k = 0; k < 2; ++k) {
                 auto start = std::chrono::steady_clock::now();
-                auto dec = engine.place(d, state, names[k]);
+                auto dec = engine.place(d, state, *policies[k]);
                 stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
                                           std::chrono::steady_clock::now() - start)
                                           .count());

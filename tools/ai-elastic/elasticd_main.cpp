@@ -38,6 +38,7 @@
 #include "resize_ops.hpp"
 #include "slurm_ai/elastic_policy.hpp"
 #include "slurm_ai/gang.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/topology_file.hpp"
 
 using nlohmann::json;
@@ -187,9 +188,7 @@ class Daemon {
 
     bool started(std::uint32_t job_id) const {
         std::error_code ec;
-        return fs::exists(
-            fs::path(model_->state_dir) / "ai_select" / "jobs" / (std::to_string(job_id) + ".json"),
-            ec);
+        return fs::exists(job_record_path(model_->state_dir, job_id), ec);
     }
 
     json read_gangs() const {

@@ -11,6 +11,7 @@
 #include "slurm_ai/cluster_files.hpp"
 #include "slurm_ai/elastic_plan.hpp"
 #include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/placement.hpp"
 #include "slurm_ai/topology_file.hpp"
 
@@ -98,20 +99,11 @@ JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
         if (!read.hints.empty())
             return read.hints;
     }
-    auto path =
-        fs::path(m.state_dir) / "ai_select" / "jobs" / (std::to_string(job.job_id) + ".json");
-    std::error_code ec;
-    if (m.state_dir.empty() || !fs::exists(path, ec))
+    if (m.state_dir.empty())
         return hints;
-    auto text = read_text_file(path.string(), 16u << 20);
-    if (!text)
-        return hints;
-    json rec = json::parse(text.value(), nullptr, false);
-    if (rec.is_discarded() || !rec.contains("options") || !rec["options"].is_object())
-        return hints;
-    for (const auto &[name, value] : rec["options"].items())
-        if (value.is_string())
-            apply_hint(hints, name, value.get<std::string>());  // a bad one stays unset
+    // The record the select plugin wrote at the job's start (a bad option stays unset).
+    if (auto rec = read_job_record(m.state_dir, job.job_id))
+        return rec->hints;
     return hints;
 }
 

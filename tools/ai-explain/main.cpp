@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/checkpoint_restart_log.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/text_scan.hpp"
 #include "slurm_ai/topology_file.hpp"
 
@@ -86,8 +87,13 @@ std::string explain(const json &r) {
     else
         out += fmt::format(
             "placed by plain cons_tres on {}{}\n", r.value("nodes", "?"),
-            r.value("fell_back", false) ? " (the engine fell back; see slurmctld.log)" : "");
+            !r.value("fell_back", false) ? std::string()
+            : r.value("fallback_reason", std::string()).empty()
+                ? std::string(" (the engine fell back; see slurmctld.log)")
+                : " (the engine fell back: " + r["fallback_reason"].get<std::string>() + ")");
     out += "  hints:       " + describe_hints(r.value("hints", json::object())) + "\n";
+    if (r.contains("elastic_start"))
+        out += "  started:     " + r["elastic_start"].get<std::string>() + "\n";
     if (!r.value("hint_errors", json::array()).empty())
         for (const auto &e : r["hint_errors"])
             out += "  bad hint:    " + e.get<std::string>() + "\n";
@@ -129,23 +135,21 @@ int main(int argc, char **argv) {
                      "--state-dir\n";
         return 1;
     }
-    auto path = std::filesystem::path(state_dir) / "ai_select" / "jobs" /
-                (std::to_string(job_id) + ".json");
-    auto text = slurm_ai::read_text_file(path.string(), 16u << 20);
-    if (!text) {
-        std::cerr << "ai-explain: no record of job " << job_id << " in "
-                  << path.parent_path().string()
-                  << " (the job has not started yet, or the select plugin is not "
-                     "select/ai_cons_tres)\n";
+    const auto id = static_cast<std::uint32_t>(job_id);
+    auto rec = slurm_ai::read_job_record(state_dir, id);
+    if (!rec) {
+        const auto path = std::filesystem::path(slurm_ai::job_record_path(state_dir, id));
+        std::error_code ec;
+        if (std::filesystem::exists(path, ec))
+            std::cerr << "ai-explain: " << rec.error().message() << '\n';
+        else
+            std::cerr << "ai-explain: no record of job " << job_id << " in "
+                      << path.parent_path().string()
+                      << " (the job has not started yet, or the select plugin is not "
+                         "select/ai_cons_tres)\n";
         return 1;
     }
-    json r;
-    try {
-        r = json::parse(text.value());
-    } catch (const std::exception &e) {
-        std::cerr << "ai-explain: " << path.string() << ": not a record: " << e.what() << '\n';
-        return 1;
-    }
+    json r = rec.value();
     // ai-recover's restart log of the job (node failures, checkpoint requests, restarts).
     auto restarts = slurm_ai::checkpoint::read_restart_log(
         slurm_ai::checkpoint::restart_log_path(state_dir, static_cast<std::uint32_t>(job_id)));

@@ -166,7 +166,7 @@ int run(const Args &a) {
                     describe(demand), engine.lower_bound(demand));
     int status = 0;
     for (std::size_t i = 0; i < policies.size(); ++i) {
-        auto d = engine.place(demand, state, policies[i]);
+        auto d = engine.place(demand, state, *make_policy(policies[i]));
         json j{{"policy", policies[i]}};
         if (!d.placement) {
             j["placed"] = false;

@@ -22,6 +22,7 @@
 #include "slurm_ai/checkpoint.hpp"
 #include "slurm_ai/checkpoint_restart_log.hpp"
 #include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/topology_file.hpp"
 
 namespace slurm_ai::recover {
@@ -176,33 +177,22 @@ void Recovery::log(const std::string &message) const {
 }
 
 std::optional<Recovery::Job> Recovery::checkpoint_job(JobView view) const {
-    auto path =
-        fs::path(opt_.state_dir) / "ai_select" / "jobs" / (std::to_string(view.job_id) + ".json");
-    auto text = read_text_file(path.string(), 16u << 20);
-    if (!text)
+    const std::string path = job_record_path(opt_.state_dir, view.job_id);
+    std::error_code ec;
+    if (!fs::exists(path, ec))
         return std::nullopt;  // not placed by the suite's select plugin: no hints known
-    Job job;
-    try {
-        auto rec = json::parse(text.value());
-        const json &h = rec.at("hints");
-        if (!h.contains("checkpoint"))
-            return std::nullopt;
-        const json &c = h["checkpoint"];
-        job.hints.checkpoint = CheckpointSpec{
-            c.at("dir").get<std::string>(), c.at("signal").get<int>(),
-            c.at("signal_before_s").get<std::uint32_t>(), c.at("keep").get<std::uint32_t>()};
-        if (h.contains("elastic"))
-            job.hints.elastic = ElasticSpec{h["elastic"].at("min_nodes").get<std::uint32_t>(),
-                                            h["elastic"].at("max_nodes").get<std::uint32_t>()};
-        auto nodes = expand_hostlist(rec.value("nodes", ""), "nodes");
-        if (nodes)
-            job.record_nodes = std::move(nodes).value();
-        job.recorded_at = rec.value("recorded_at", 0.0);
-    } catch (const json::exception &e) {
-        log("job " + std::to_string(view.job_id) + ": unreadable record " + path.string() + ": " +
-            e.what());
+    auto rec = read_job_record(opt_.state_dir, view.job_id);
+    if (!rec) {
+        log("job " + std::to_string(view.job_id) + ": unreadable record: " + rec.error().message());
         return std::nullopt;
     }
+    if (!rec->hints.checkpoint)
+        return std::nullopt;
+    Job job;
+    job.hints = rec->hints;
+    if (auto nodes = expand_hostlist(rec->nodes, "nodes"))
+        job.record_nodes = std::move(nodes).value();
+    job.recorded_at = static_cast<double>(rec->recorded_at);
     job.view = std::move(view);
     job.run = read_run(opt_.state_dir, job.view.job_id);
     return job;

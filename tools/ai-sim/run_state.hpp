@@ -102,7 +102,7 @@ class Run {
     // scheduler.cpp
     bool fits_now(const Shape &s) const;
     std::optional<Placement> place(int j, double t, const ClusterState &view,
-                                   const std::string &policy);
+                                   const PlacementPolicy &policy);
     void main_schedule(double t);
     void backfill(double t);
     std::optional<std::pair<double, Placement>> earliest(int j, double t);
@@ -114,8 +114,8 @@ class Run {
     const std::vector<SimJob> &jobs_;
     const StepTimes &steps_;
     const SimOptions &opt_;
-    std::string policy_;
-    std::string plan_policy_;  // places backfill reservations
+    PlacementPolicy policy_;
+    PlacementPolicy plan_policy_;  // places backfill reservations
     PlacementEngine engine_;
 
     ClusterState state_;     // what is free now

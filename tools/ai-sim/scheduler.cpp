@@ -28,7 +28,7 @@ bool Run::fits_now(const Shape &s) const {
 }
 
 std::optional<Placement> Run::place(int j, double t, const ClusterState &view,
-                                    const std::string &policy) {
+                                    const PlacementPolicy &policy) {
     JobDemand d = jobs_[j].demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
     auto t0 = std::chrono::steady_clock::now();

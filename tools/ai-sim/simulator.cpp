@@ -6,6 +6,7 @@
 #include <bit>
 #include <cmath>
 #include <numeric>
+#include <stdexcept>
 
 #include "run_state.hpp"
 
@@ -38,6 +39,15 @@ Shape shape_of(const JobDemand &d) {
     return s;
 }
 
+// The policy of that name, made once per run; a name the engine does not know is the
+// caller's error (ai-sim checks --policies first).
+static PlacementPolicy known_policy(std::string_view name) {
+    auto p = make_policy(name);
+    if (!p)
+        throw std::invalid_argument("unknown policy '" + std::string(name) + "'");
+    return *p;
+}
+
 Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepTimes &steps,
          const SimOptions &options, std::string_view policy)
     : cluster_(cluster),
@@ -45,8 +55,8 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       jobs_(jobs),
       steps_(steps),
       opt_(options),
-      policy_(policy),
-      plan_policy_(policy_ == "engine" || policy_ == "engine-norisk" ? "tree-bestfit" : policy_),
+      policy_(known_policy(policy)),
+      plan_policy_(policy_.searches() ? known_policy("tree-bestfit") : policy_),
       engine_(cluster.graph, options.cost, options.risk, options.engine),
       state_(cluster.graph),
       view_(cluster.graph) {
@@ -79,7 +89,7 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
     for (int h = 0; h < hosts; ++h)
         host_rng_.emplace_back(mix(opt_.seed * 1000003ull + static_cast<std::uint64_t>(h)));
 
-    result_.policy = policy_;
+    result_.policy = policy_.name();
     result_.cluster_gpus = cluster.gpus;
     result_.jobs.resize(jobs.size());
 }

@@ -144,6 +144,10 @@ inline constexpr std::string_view kDagEnvName = "AI_DAG";
 std::string spank_option_env_name(std::string_view plugin_name, std::string_view option);
 
 void to_json(nlohmann::json &j, const JobHints &h);
+// The inverse of to_json, for records written by to_json (a job's record): the compact DAG
+// is not in that form (only its size), so hints.dag stays empty. Throws
+// nlohmann::json::exception on a value of the wrong shape.
+void from_json(const nlohmann::json &j, JobHints &h);
 
 // Sizes: "4096", "512K", "1.5G", "2GiB", "100MB" (K/M/G/T are powers of 1024, as Slurm's
 // --mem). Durations: "90", "90s", "15m", "2h", "1d".

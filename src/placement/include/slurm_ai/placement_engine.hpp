@@ -39,6 +39,33 @@ struct EngineOptions {
     std::uint64_t seed = 1;       // for the random policy
 };
 
+// A placement policy, made once by make_policy (a string-keyed factory, as Fluxion makes
+// its match policies) and handed to every place(): no name is compared per decision.
+class PlacementPolicy {
+  public:
+    enum class Kind { kEngine, kEngineNoRisk, kTreeBestFit, kSlurmDefault, kRandom, kPassthrough };
+
+    const std::string &name() const { return name_; }
+    Kind kind() const { return kind_; }
+    // The suite's own search (engine, engine-norisk): it scores while it searches and
+    // applies the job's locality.
+    bool searches() const { return kind_ == Kind::kEngine || kind_ == Kind::kEngineNoRisk; }
+    // passthrough places nothing: the job is left to Slurm's own selection.
+    bool passthrough() const { return kind_ == Kind::kPassthrough; }
+
+  private:
+    friend std::optional<PlacementPolicy> make_policy(std::string_view name);
+    PlacementPolicy(std::string name, Kind kind) : name_(std::move(name)), kind_(kind) {}
+    std::string name_;
+    Kind kind_;
+};
+
+// The policy of that name: engine, engine-norisk, tree-bestfit, slurm-default, random or
+// passthrough; nullopt for any other name (unknown keys are rejected, never guessed).
+std::optional<PlacementPolicy> make_policy(std::string_view name);
+// The suite's own policy ("engine"), made once.
+const PlacementPolicy &engine_policy();
+
 struct Decision {
     std::optional<Placement> placement;  // empty: the job cannot start now
     bool wait = false;                   // true: it could, but locality says wait
@@ -51,11 +78,13 @@ class PlacementEngine {
                     EngineOptions options = {});
     ~PlacementEngine();
 
+    // The names of the policies that place (make_policy also knows passthrough).
     static const std::vector<std::string> &policies();
     static bool known_policy(std::string_view name);
 
+    // Where `policy` puts the job now. passthrough gives no placement and says so.
     Decision place(const JobDemand &demand, const ClusterState &state,
-                   std::string_view policy = "engine") const;
+                   const PlacementPolicy &policy = engine_policy()) const;
 
     // Fills comm_s, lower_bound_s, efficiency, risk and algorithm of a placement.
     void score(const JobDemand &demand, const ClusterState *state, Placement &p) const;

@@ -18,6 +18,8 @@
 #include <vector>
 
 #include "slurm_ai/gang.hpp"
+#include "slurm_ai/job_options.hpp"
+#include "slurm_ai/job_record.hpp"
 #include "slurm_ai/plugin_config.hpp"
 
 namespace slurm_ai {
@@ -38,8 +40,7 @@ struct SelectNode {
 
 struct SelectOutcome {
     enum class Kind { kPlaced, kWait, kPassthrough } kind = Kind::kPassthrough;
-    std::vector<int> nodes;  // Slurm node indexes, in rank order (kPlaced)
-    std::vector<std::vector<int>> gpus;
+    std::vector<int> nodes;   // Slurm node indexes, in rank order (kPlaced)
     std::vector<int> widen;   // the subtree around them, for a second try
     std::string reason;       // kWait/kPassthrough: why; kPlaced: a summary
     bool log_reason = false;  // true the first time this job falls back
@@ -74,7 +75,8 @@ class SelectService {
     // An expansion job (--dependency=expand:J) is placed for J: `expands` are the Slurm
     // nodes J holds, `expands_env` J's SPANK environment; the new nodes are those that
     // keep the grown J's communication cheapest (plan_grow), next to J's own.
-    SelectOutcome decide_expansion(const SelectJob &job, std::span<const int> expands,
+    SelectOutcome decide_expansion(const SelectJob &job, std::uint32_t expands_job_id,
+                                   std::span<const int> expands,
                                    const std::vector<const char *> &expands_env,
                                    std::span<const SelectNode> nodes);
 
@@ -94,8 +96,16 @@ class SelectService {
     std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
     // The node counts an --ai-elastic job may start with: MIN:MAX as typed in its SPANK
     // environment, clamped into the node range slurmctld accepts for it (elastic_within).
-    static std::optional<ElasticSpec> elastic_of(const std::vector<const char *> &env,
-                                                 NodeRange slurm);
+    std::optional<ElasticSpec> elastic_start(std::uint32_t job_id,
+                                             const std::vector<const char *> &env, NodeRange slurm);
+    // The job's --ai-* options, decoded once per job and environment (every reader in
+    // slurmctld goes through here; the C adapter through ai_select_job_traits).
+    const JobOptions &options(std::uint32_t job_id, std::span<const char *const> env) {
+        return options_.get(job_id, env);
+    }
+    // How many times a job's environment was decoded, and how many jobs are cached.
+    std::uint64_t option_decodes() const { return options_.decodes(); }
+    std::size_t cached_jobs() const { return options_.size(); }
 
     // At job start: writes <state_dir>/ai_select/jobs/<id>.json and returns the one-line
     // summary for the job's SystemComment. `slurm` is the node range slurmctld accepts for
@@ -122,13 +132,14 @@ class SelectService {
         double at_s = 0;
     };
     std::map<std::string, History> failures_;
-    std::map<std::uint32_t, std::string> decisions_;  // job id -> decision JSON
+    std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::string> fallbacks_;
+    JobOptionsCache options_;
 
-    // The job's demand from its request and hints (the configured default pattern, its
-    // DAG); nullopt with the reason when the DAG cannot be read.
-    std::optional<JobDemand> demand_of(const SelectJob &job, JobHints hints,
+    // The job's demand from its request and options (the configured default pattern, its
+    // DAG); nullopt with the reason when the DAG cannot be read or does not fit the job.
+    std::optional<JobDemand> demand_of(const SelectJob &job, const JobOptions &options,
                                        std::string *why) const;
     // What is free for the job: its candidate nodes as hosts, their free GPUs, Weight
     // and failure history; `candidates` counts the usable hosts.

@@ -77,6 +77,6 @@ struct GangPlacement {
 // otherwise the parts are placed one after another, largest first, each taking its hosts
 // out of the free view before the next.
 GangPlacement place_gang(const PlacementEngine &engine, std::span<const GangPart> parts,
-                         const ClusterState &base, std::string_view policy = "engine");
+                         const ClusterState &base, const PlacementPolicy &policy = engine_policy());
 
 }  // namespace slurm_ai
