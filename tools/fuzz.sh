@@ -161,13 +161,10 @@ for n in (1, 5, len(hosts)):
     f = {h: {"count": 1 + i % 3, "at": 1.7e9 + 3600 * i} for i, h in enumerate(hosts[:n])}
     print(json.dumps({"version": 1, "failures": f}))' |
                 while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
-        checkpoint_records)  # real scontrol lines, the same naming the fabric's hosts, records
-            grep -v '^#' tests/inputs/scontrol-recovery.txt | while read -r line; do
-                printf '%s' "$line" | seed "$d"
-                hosts_of_fabric | sort -u | sed -n 1,12p | while read -r name; do
-                    printf '%s' "$line" | sed "s/NodeList=n\[5-6\]/NodeList=$name/; s/BatchHost=n5/BatchHost=$name/" |
-                        seed "$d"
-                done
+        checkpoint_records)  # restart records and checkpoint names naming the fabric's hosts
+            hosts_of_fabric | sort -u | sed -n 1,12p | while read -r name; do
+                printf 'step-%08d' "$(printf '%s' "$name" | cksum | cut -c1-6)" | seed "$d"
+                printf '/ckpt/%s/%%j/step-00000120' "$name" | seed "$d"
             done
             hosts_of_fabric | sort -u | sed -n 1,8p | while read -r name; do
                 printf '{"at":1795352481.5,"event":"node_failure","action":"requeue","reason":"%s DOWN","failed":["%s"],"step_before":120,"step_after":131,"restarts":1}' \

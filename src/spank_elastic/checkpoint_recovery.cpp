@@ -1,50 +1,12 @@
 #include "slurm_ai/checkpoint_recovery.hpp"
 
 #include <algorithm>
-#include <charconv>
-#include <ctime>
 #include <set>
 
 #include "slurm_ai/hostlist.hpp"
 
 namespace slurm_ai::checkpoint {
 namespace {
-
-// The value of " Key=" in a `scontrol -o` line; nullopt when the key is absent. Keys are
-// matched at the start of the line or after a blank, so "ReqNodeList=" is not "NodeList=".
-std::optional<std::string_view> field(std::string_view line, std::string_view key) {
-    for (std::size_t pos = 0; (pos = line.find(key, pos)) != std::string_view::npos; ++pos) {
-        bool starts = pos == 0 || line[pos - 1] == ' ';
-        std::size_t eq = pos + key.size();
-        if (starts && eq < line.size() && line[eq] == '=') {
-            auto end = line.find(' ', eq + 1);
-            return line.substr(eq + 1, end == std::string_view::npos ? end : end - eq - 1);
-        }
-    }
-    return std::nullopt;
-}
-
-bool is_null(std::string_view v) {
-    return v.empty() || v == "(null)" || v == "None" || v == "Unknown" || v == "N/A";
-}
-
-// "2026-11-22T13:05:02" in local time; 0 for Unknown/None.
-std::int64_t parse_time(std::string_view v) {
-    if (is_null(v))
-        return 0;
-    std::tm tm{};
-    std::string s(v);
-    if (!strptime(s.c_str(), "%Y-%m-%dT%H:%M:%S", &tm))
-        return 0;
-    tm.tm_isdst = -1;
-    return static_cast<std::int64_t>(std::mktime(&tm));
-}
-
-std::uint32_t leading_uint(std::string_view v) {
-    std::uint32_t out = 0;
-    std::from_chars(v.data(), v.data() + v.size(), out);
-    return out;
-}
 
 std::vector<std::string> minus(const std::vector<std::string> &a,
                                const std::vector<std::string> &b) {
@@ -69,59 +31,6 @@ std::vector<std::string> both(const std::vector<std::string> &a,
 }
 
 }  // namespace
-
-Parsed<JobView> parse_job_line(std::string_view line) {
-    auto bad = [&](std::string_view what) {
-        return InputError{"scontrol show job", std::string(line.substr(0, 120)), std::string(what),
-                          "", 0};
-    };
-    auto id = field(line, "JobId");
-    std::uint32_t job_id = 0;
-    if (!id || std::from_chars(id->data(), id->data() + id->size(), job_id).ec != std::errc() ||
-        job_id == 0)
-        return bad("a line starting with JobId=<number>");
-    auto state = field(line, "JobState");
-    if (!state || state->empty())
-        return bad("a JobState= field");
-    JobView j;
-    j.job_id = job_id;
-    j.state = std::string(*state);
-    j.reason = std::string(field(line, "Reason").value_or(""));
-    for (auto [key, out] :
-         {std::pair{"NodeList", &j.nodes}, std::pair{"ExcNodeList", &j.excluded}}) {
-        auto v = field(line, key);
-        if (!v || is_null(*v))
-            continue;
-        auto names = expand_hostlist(*v, key);
-        if (!names)
-            return names.error();
-        *out = std::move(names).value();
-    }
-    if (auto v = field(line, "BatchHost"); v && !is_null(*v))
-        j.batch_host = std::string(*v);
-    j.partition = std::string(field(line, "Partition").value_or(""));
-    j.requeue = field(line, "Requeue").value_or("0") == "1";
-    j.restarts = leading_uint(field(line, "Restarts").value_or("0"));
-    j.num_nodes = leading_uint(field(line, "NumNodes").value_or("0"));
-    j.submit_time = parse_time(field(line, "SubmitTime").value_or(""));
-    j.start_time = parse_time(field(line, "StartTime").value_or(""));
-    j.end_time = parse_time(field(line, "EndTime").value_or(""));
-    return j;
-}
-
-std::string node_reason(std::string_view show_node_line) {
-    // Reason= is the last field but one and may hold blanks: "Reason=Not responding
-    // [slurm@2026-11-22T13:05:02]". Take it up to the " [user@time]" stamp or the end.
-    auto pos = show_node_line.find(" Reason=");
-    if (pos == std::string_view::npos)
-        return {};
-    auto v = show_node_line.substr(pos + 8);
-    if (auto stamp = v.find(" ["); stamp != std::string_view::npos)
-        v = v.substr(0, stamp);
-    while (!v.empty() && (v.back() == ' ' || v.back() == '\n'))
-        v.remove_suffix(1);
-    return is_null(v) ? std::string() : std::string(v);
-}
 
 std::string_view to_string(Action a) {
     switch (a) {

@@ -9,10 +9,10 @@ log="$MINICLUSTER_DIR/log/slurmctld.log"
 decodes_of() { grep -c "JobId=$1: options decoded" "$log" || true; }
 waits_of() { grep -c "JobId=$1 waits: hard locality" "$log" || true; }
 
-# One busy node under each leaf switch: a 4-node job with hard locality waits, and every
+# One node taken whole under each leaf switch: a 4-node job with hard locality waits, and every
 # scheduling pass tests it again.
-b1=$(sbatch --parsable -J ai-cache-block -w n1 -o /dev/null --wrap='sleep 120')
-b2=$(sbatch --parsable -J ai-cache-block -w n5 -o /dev/null --wrap='sleep 120')
+b1=$(sbatch --parsable -J ai-cache-block --exclusive -w n1 -o /dev/null --wrap='sleep 120')
+b2=$(sbatch --parsable -J ai-cache-block --exclusive -w n5 -o /dev/null --wrap='sleep 120')
 for _ in $(seq 30); do
     [ "$(squeue -h -n ai-cache-block -t R | wc -l)" -eq 2 ] && break
     sleep 0.5
@@ -41,6 +41,13 @@ for _ in $(seq 60); do
 done
 [ -n "$(squeue -h -j "$probe" -t R -o %i)" ] || fail "job $probe did not start once the nodes were free"
 scontrol requeue "$probe"
+# Slurm holds a requeued job back for a while (its credential's lifetime); lift that, as
+# ai-recover does, once the old run is cleaned up.
+for _ in $(seq 60); do
+    [ "$(squeue -h -j "$probe" -o %T)" = PENDING ] && break
+    sleep 0.5
+done
+scontrol update JobId="$probe" StartTime=now+1
 for _ in $(seq 120); do
     [ "$(decodes_of "$probe")" -ge 2 ] && break
     sleep 0.5

@@ -63,19 +63,6 @@ std::map<std::string, std::string> as_map(const EnvPairs &env) {
     return {env.begin(), env.end()};
 }
 
-// The lines of tests/inputs/scontrol-recovery.txt that are not comments.
-std::vector<std::string> captured() {
-    auto text = read_text_file(kInputs + "/scontrol-recovery.txt");
-    REQUIRE(text.ok());
-    std::vector<std::string> out;
-    text::LineReader lines(text.value());
-    for (std::string_view l; lines.next(l);)
-        if (!l.empty() && l.front() != '#')
-            out.emplace_back(l);
-    REQUIRE(out.size() == 4);
-    return out;
-}
-
 }  // namespace
 
 TEST_CASE("step numbers come from the last run of digits", "[checkpoint]") {
@@ -211,51 +198,29 @@ TEST_CASE("each task learns where to resume from", "[checkpoint]") {
     CHECK_FALSE(odd.count("AI_CHECKPOINT_RESUME"));
 }
 
-TEST_CASE("scontrol lines of real jobs and nodes", "[checkpoint][recovery]") {
-    auto lines = captured();
-    auto running = parse_job_line(lines[0]);
-    REQUIRE(running.ok());
-    CHECK(running->job_id == 1u);
-    CHECK(running->running());
-    CHECK(running->nodes == std::vector<std::string>{"n5", "n6"});
-    CHECK(running->excluded == std::vector<std::string>{"n2"});
-    CHECK(running->batch_host == "n5");
-    CHECK(running->partition == "debug");
-    CHECK(running->requeue);
-    CHECK(running->restarts == 1u);
-    CHECK(running->num_nodes == 2u);
-    CHECK(running->start_time > 0);
-    CHECK(running->end_time - running->start_time == 365 * 86400);
-
-    auto pending = parse_job_line(lines[1]);
-    REQUIRE(pending.ok());
-    CHECK(pending->pending());
-    CHECK(pending->reason == "BeginTime");
-    CHECK(pending->nodes.empty());
-    CHECK(pending->batch_host.empty());
-    CHECK(pending->restarts == 2u);
-    CHECK(pending->start_time - pending->submit_time == 121);  // cred_expire + 1
-    CHECK(begin_delayed_by_requeue(*pending, pending->submit_time + 1));
-    auto requeued_after_end = *pending;  // the reason its failed run left
+TEST_CASE("a requeued job's start delay is told from a user's --begin", "[checkpoint][recovery]") {
+    // As Slurm shows a job it requeued: pending, BeginTime, start = submit + cred_expire + 1.
+    JobView pending;
+    pending.job_id = 1;
+    pending.state = "PENDING";
+    pending.reason = "BeginTime";
+    pending.restarts = 2;
+    pending.submit_time = 1795352000;
+    pending.start_time = pending.submit_time + 121;
+    CHECK(pending.pending());
+    CHECK(begin_delayed_by_requeue(pending, pending.submit_time + 1));
+    auto requeued_after_end = pending;  // the reason its failed run left
     requeued_after_end.reason = "NonZeroExitCode";
-    CHECK(begin_delayed_by_requeue(requeued_after_end, pending->submit_time + 1));
-    auto user_begin = *pending;  // a --begin a day after submission is the user's own
+    CHECK(begin_delayed_by_requeue(requeued_after_end, pending.submit_time + 1));
+    auto user_begin = pending;  // a --begin a day after submission is the user's own
     user_begin.start_time = user_begin.submit_time + 86400;
-    CHECK_FALSE(begin_delayed_by_requeue(user_begin, pending->submit_time + 1));
-    CHECK_FALSE(begin_delayed_by_requeue(*pending, pending->start_time + 1));
-    CHECK_FALSE(begin_delayed_by_requeue(*running, running->start_time));
-
-    CHECK(node_reason(lines[2]) == "Not responding");
-    CHECK(node_reason(lines[3]) == "disk failure on sda");
-    CHECK(node_reason("NodeName=n1 State=IDLE") == "");
-
-    auto bad = parse_job_line("No jobs in the system");
-    REQUIRE_FALSE(bad.ok());
-    CHECK(bad.error().field == "scontrol show job");
-    CHECK_FALSE(parse_job_line("JobId=7 UserId=root(0)").ok());  // no JobState
-    auto bad_nodes = parse_job_line("JobId=7 JobState=RUNNING NodeList=n[3-");
-    REQUIRE_FALSE(bad_nodes.ok());
-    CHECK(bad_nodes.error().field == "NodeList");
+    CHECK_FALSE(begin_delayed_by_requeue(user_begin, pending.submit_time + 1));
+    CHECK_FALSE(begin_delayed_by_requeue(pending, pending.start_time + 1));
+    JobView running = pending;
+    running.state = "RUNNING";
+    running.reason = "None";
+    CHECK(running.running());
+    CHECK_FALSE(begin_delayed_by_requeue(running, running.start_time));
 }
 
 TEST_CASE("recovery plans", "[checkpoint][recovery]") {

@@ -22,7 +22,7 @@
 #include "slurm_ai/job_demand.hpp"
 #include "slurm_ai/placement_engine.hpp"
 #include "slurm_ai/plugin_config.hpp"
-#include "slurm_client.hpp"
+#include "slurm_ai/slurm_client.hpp"
 
 namespace slurm_ai::elastic {
 

@@ -60,7 +60,7 @@ int main(int argc, char **argv) {
     std::string conf;
     app.add_option("--conf", conf, "slurm.conf to use (sets SLURM_CONF for Slurm's commands)");
     app.add_option("--state-dir", opt.state_dir,
-                   "Slurm's StateSaveLocation (default: asked from scontrol)");
+                   "Slurm's StateSaveLocation (default: asked from slurmctld)");
     app.add_option("--log", opt.log_path,
                    "Log file (default: STATE_DIR/ai_recover/ai-recover.log)");
     // How a failure is handled, by node-down and by watch alike.

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "slurm_client.hpp"
+#include "recover_slurm.hpp"
 
 namespace slurm_ai::recover {
 

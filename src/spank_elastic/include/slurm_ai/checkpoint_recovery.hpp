@@ -1,6 +1,7 @@
 // What to do with a checkpointing job when nodes fail, decided from what Slurm reports,
-// without Slurm: ai-recover (tools/ai-recover) gathers the facts with scontrol, asks
-// plan_recovery, and carries the plan out with Slurm's own commands.
+// without Slurm: ai-recover (tools/ai-recover) gathers the facts through the suite's
+// Slurm client (libslurm), asks plan_recovery, and carries the plan out with Slurm's own
+// commands.
 //
 // The shape of a recovery (docs/checkpoint.md):
 //   - a job that Slurm kept running on its surviving nodes (--no-kill) is asked to
@@ -22,7 +23,7 @@
 
 namespace slurm_ai::checkpoint {
 
-// One job as `scontrol -o show job` prints it (the fields recovery needs).
+// One job as Slurm shows it (the fields recovery needs; names as scontrol prints them).
 struct JobView {
     std::uint32_t job_id = 0;
     std::string state;                  // JobState: RUNNING, PENDING, COMPLETING, CONFIGURING, ...
@@ -41,12 +42,6 @@ struct JobView {
     // Between two states: cleaning up after its end or on its way back to the queue.
     bool settling() const { return state == "COMPLETING" || state == "REQUEUED"; }
 };
-
-// Parses one line of `scontrol -o show job`. Times are local time, as scontrol prints them.
-Parsed<JobView> parse_job_line(std::string_view line);
-
-// The reason slurmctld gives for a node (`scontrol -o show node NODE`), "" when none.
-std::string node_reason(std::string_view show_node_line);
 
 enum class Action {
     kNone,     // the failure does not concern the job (or there is nothing left to do)

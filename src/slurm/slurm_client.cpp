@@ -1,7 +1,8 @@
-#include "slurm_client.hpp"
+#include "slurm_ai/slurm_client.hpp"
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <chrono>
 #include <csignal>
@@ -14,7 +15,12 @@
 
 #include "slurm_ai/hostlist.hpp"
 
-namespace slurm_ai::elastic {
+// libslurm's names of states and reasons, as scontrol prints them: exported by
+// libslurmfull, not declared in <slurm/slurm.h>.
+extern "C" char *slurm_job_state_string(std::uint32_t state);
+extern "C" char *slurm_job_reason_string(int reason);
+
+namespace slurm_ai {
 namespace {
 
 using Clock = std::chrono::steady_clock;
@@ -72,9 +78,12 @@ JobInfo to_job(const slurm_job_info_t &j) {
     o.user_id = j.user_id;
     o.name = str(j.name);
     o.state = state_name(j.job_state);
+    o.shown_state = str(slurm_job_state_string(j.job_state));
     o.completing = (j.job_state & JOB_COMPLETING) != 0;
     o.reason = reason_name(j.state_reason);
+    o.shown_reason = str(slurm_job_reason_string(j.state_reason));
     o.nodes = str(j.nodes);
+    o.excluded = str(j.exc_nodes);
     o.num_nodes = j.num_nodes;
     o.priority = j.priority;
     o.partition = str(j.partition);
@@ -87,9 +96,25 @@ JobInfo to_job(const slurm_job_info_t &j) {
     o.time_limit = j.time_limit;
     o.batch_host = str(j.batch_host);
     o.batch = j.batch_flag != 0;
+    o.requeue = j.requeue != 0;
+    o.restarts = j.restart_cnt;
     o.submit_time = j.submit_time;
     o.start_time = j.start_time;
+    o.end_time = j.end_time;
     o.comment = str(j.comment);
+    return o;
+}
+
+NodeInfo to_node(const node_info_t &n) {
+    NodeInfo o;
+    o.name = str(n.name);
+    std::uint32_t base = n.node_state & NODE_STATE_BASE;
+    o.idle = base == NODE_STATE_IDLE &&
+             !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_COMPLETING | NODE_STATE_NO_RESPOND |
+                               NODE_STATE_RES | NODE_STATE_FAIL));
+    o.down = base == NODE_STATE_DOWN;
+    o.reason = str(n.reason);
+    o.reason_at = n.reason_time;
     return o;
 }
 
@@ -177,16 +202,76 @@ std::vector<NodeInfo> SlurmClient::nodes() {
         const node_info_t &n = msg->node_array[i];
         if (!n.name)
             continue;
-        NodeInfo o;
-        o.name = n.name;
-        std::uint32_t base = n.node_state & NODE_STATE_BASE;
-        o.idle = base == NODE_STATE_IDLE &&
-                 !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_COMPLETING |
-                                   NODE_STATE_NO_RESPOND | NODE_STATE_RES | NODE_STATE_FAIL));
+        NodeInfo o = to_node(n);
         o.partitions = partitions_of[o.name];
         out.push_back(std::move(o));
     }
     slurm_free_node_info_msg(msg);
+    return out;
+}
+
+std::optional<NodeInfo> SlurmClient::node(const std::string &name) {
+    node_info_msg_t *msg = nullptr;
+    std::string n = name;
+    try {
+        with_retry("reading node", 0,
+                   [&] { return slurm_load_node_single(&msg, n.data(), SHOW_ALL); });
+    } catch (const SlurmError &e) {
+        if (e.code == ESLURM_INVALID_NODE_NAME)
+            return std::nullopt;
+        throw;
+    }
+    std::optional<NodeInfo> out;
+    for (std::uint32_t i = 0; msg && i < msg->record_count && !out; ++i)
+        if (msg->node_array[i].name && name == msg->node_array[i].name)
+            out = to_node(msg->node_array[i]);
+    slurm_free_node_info_msg(msg);
+    return out;
+}
+
+std::vector<std::string> SlurmClient::partition_nodes(const std::string &partition) {
+    if (partition.empty())
+        return {};
+    partition_info_msg_t *parts = nullptr;
+    with_retry("reading the partitions", 0,
+               [&] { return slurm_load_partitions(0, &parts, SHOW_ALL); });
+    std::vector<std::string> out;
+    for (std::uint32_t i = 0; i < parts->record_count; ++i) {
+        const partition_info_t &p = parts->partition_array[i];
+        if (p.name && partition == p.name)
+            if (auto names = expand_hostlist(str(p.nodes), "partition nodes"))
+                out = std::move(names).value();
+    }
+    slurm_free_partition_info_msg(parts);
+    return out;
+}
+
+std::vector<std::string> SlurmClient::steps_on(std::uint32_t job_id,
+                                               const std::vector<std::string> &nodes) {
+    job_step_info_response_msg_t *msg = nullptr;
+    try {
+        with_retry("reading the steps", job_id,
+                   [&] { return slurm_get_job_steps(0, job_id, NO_VAL, &msg, SHOW_ALL); });
+    } catch (const SlurmError &e) {
+        if (e.code == ESLURM_INVALID_JOB_ID)
+            return {};
+        throw;
+    }
+    std::vector<std::string> out;
+    for (std::uint32_t i = 0; msg && i < msg->job_step_count; ++i) {
+        const job_step_info_t &s = msg->job_steps[i];
+        if (s.step_id.step_id == SLURM_BATCH_SCRIPT || s.step_id.step_id == SLURM_EXTERN_CONT)
+            continue;
+        auto names = expand_hostlist(str(s.nodes), "step nodes");
+        if (!names)
+            continue;
+        if (std::any_of(names->begin(), names->end(), [&](const std::string &n) {
+                return std::find(nodes.begin(), nodes.end(), n) != nodes.end();
+            }))
+            out.push_back(std::to_string(s.step_id.job_id) + "." +
+                          std::to_string(s.step_id.step_id));
+    }
+    slurm_free_job_step_info_response_msg(msg);
     return out;
 }
 
@@ -285,4 +370,4 @@ void SlurmClient::cancel(std::uint32_t job_id) {
     }
 }
 
-}  // namespace slurm_ai::elastic
+}  // namespace slurm_ai

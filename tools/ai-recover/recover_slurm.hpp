@@ -1,39 +1,34 @@
-// How ai-recover talks to Slurm: through its own commands (scontrol, scancel), run
-// without a shell and with a time limit, so that what the tool does is what an admin
-// would type and shows up in slurmctld's log as such.
+// How ai-recover talks to Slurm: every question through the suite's one client
+// (slurm_ai::SlurmClient, libslurm); the actions an admin would type (scancel --signal,
+// scontrol requeue and update, scancel STEP) as Slurm's own commands, so that slurmctld's
+// log shows them as an admin's. No command's output is parsed.
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "slurm_ai/checkpoint_recovery.hpp"
+#include "slurm_ai/command.hpp"
+#include "slurm_ai/slurm_client.hpp"
 
 namespace slurm_ai::recover {
-
-struct CommandResult {
-    int status = -1;  // exit status; -1 when it could not run or ran out of time
-    std::string out, err;
-};
-
-// Runs argv[0] (looked up in PATH) with the rest as arguments; kills it after timeout_s.
-CommandResult run_command(const std::vector<std::string> &argv, double timeout_s = 30);
-
-struct SlurmError : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
 
 struct NodeDown {
     std::string reason;      // "Not responding", an admin's reason, ...
     std::int64_t since = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
 };
 
+// A job as the recovery logic reads it, from the client's record.
+checkpoint::JobView job_view(const JobInfo &job);
+
 class Slurm {
   public:
-    // Every job slurmctld knows (`scontrol -o show job`). Lines it cannot read are skipped.
-    std::vector<checkpoint::JobView> jobs() const;
+    Slurm();
+
+    std::vector<checkpoint::JobView> jobs() const;  // every job slurmctld knows
     std::optional<checkpoint::JobView> job(std::uint32_t id) const;
     NodeDown node_down(const std::string &node) const;
     std::vector<std::string> down_nodes() const;  // nodes in state DOWN now
@@ -52,6 +47,7 @@ class Slurm {
 
   private:
     CommandResult must(const std::vector<std::string> &argv) const;
+    std::shared_ptr<SlurmClient> client_;
 };
 
 }  // namespace slurm_ai::recover

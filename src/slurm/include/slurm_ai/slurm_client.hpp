@@ -1,7 +1,11 @@
-// What ai-resize and ai-elasticd ask slurmctld, through libslurm's C API: job and node
-// records, the expansion allocation, the updates that resize a job, signals. Every call
-// that fails throws SlurmError with Slurm's own message; calls that fail because the
-// controller is away (a restart) are retried until `retry_s` has passed.
+// The suite's one client of slurmctld (ai-resize, ai-elasticd, ai-recover), through
+// libslurm's C API: job, node, partition and step records, the expansion allocation, the
+// updates that resize a job, signals. Every call that fails throws SlurmError with Slurm's
+// own message; calls that fail because the controller is away (a restart) or busy for a
+// moment are retried until `retry_s` has passed. Nothing here parses a command's text.
+//
+// run_command (command.hpp) is for the few actions that must appear in slurmctld's log as
+// an admin's command would (ai-recover's requeue and updates).
 #pragma once
 
 #include <cstdint>
@@ -11,10 +15,11 @@
 #include <string>
 #include <vector>
 
-namespace slurm_ai::elastic {
+namespace slurm_ai {
 
 struct SlurmError : std::runtime_error {
-    SlurmError(const std::string &what, int slurm_errno)
+    // slurm_errno -1: not Slurm's error code but the suite's (a wait that ran out).
+    explicit SlurmError(const std::string &what, int slurm_errno = -1)
         : std::runtime_error(what), code(slurm_errno) {}
     int code;
 };
@@ -23,10 +28,15 @@ struct JobInfo {
     std::uint32_t job_id = 0;
     std::uint32_t user_id = 0;
     std::string name;
-    std::string state;   // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... (Slurm's names)
-    std::string reason;  // why a pending job waits: Resources, Priority, Dependency, ...
+    std::string state;  // PENDING, RUNNING, COMPLETED, FAILED, CANCELLED, ... (Slurm's names)
+    // The state as scontrol shows it: a flag's name first (COMPLETING, CONFIGURING,
+    // REQUEUED, ...), else `state`.
+    std::string shown_state;
+    std::string reason;        // why a pending job waits: Resources, Priority, Dependency, ...
+    std::string shown_reason;  // the reason as scontrol shows it (BeginTime, NonZeroExitCode)
     bool completing = false;
-    std::string nodes;  // hostlist
+    std::string nodes;     // hostlist
+    std::string excluded;  // ExcNodeList, a hostlist
     std::uint32_t num_nodes = 0;
     std::uint32_t priority = 0;
     std::string partition, qos, account;
@@ -37,7 +47,9 @@ struct JobInfo {
     std::uint32_t time_limit = 0;  // minutes
     std::string batch_host;
     bool batch = false;
-    std::int64_t submit_time = 0, start_time = 0;
+    bool requeue = false;  // the job may be requeued
+    std::uint32_t restarts = 0;
+    std::int64_t submit_time = 0, start_time = 0, end_time = 0;
     std::string comment;
 
     bool pending() const { return state == "PENDING"; }
@@ -49,7 +61,10 @@ struct JobInfo {
 
 struct NodeInfo {
     std::string name;
-    bool idle = false;  // up, not drained, nothing allocated
+    bool idle = false;           // up, not drained, nothing allocated
+    bool down = false;           // state DOWN
+    std::string reason;          // why it is down or drained, "" when none
+    std::int64_t reason_at = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
     std::vector<std::string> partitions;
 };
 
@@ -64,6 +79,11 @@ class SlurmClient {
     std::vector<JobInfo> jobs();
     std::optional<JobInfo> job(std::uint32_t job_id);  // nullopt once slurmctld forgot it
     std::vector<NodeInfo> nodes();
+    std::optional<NodeInfo> node(const std::string &name);  // nullopt: no such node
+    std::vector<std::string> partition_nodes(const std::string &partition);
+    // The job's running steps that span any of `nodes` ("12.0"), batch and extern steps
+    // left out.
+    std::vector<std::string> steps_on(std::uint32_t job_id, const std::vector<std::string> &nodes);
     std::string state_save_location();
     std::string slurm_conf_path() const;
 
@@ -88,4 +108,4 @@ class SlurmClient {
     int retry_s_;
 };
 
-}  // namespace slurm_ai::elastic
+}  // namespace slurm_ai

@@ -1,0 +1,23 @@
+// Runs one of Slurm's own commands (scontrol, scancel) without a shell and with a time
+// limit. Only for the actions that must reach slurmctld's log as an admin's command would
+// (ai-recover's requeue and updates); every question to slurmctld goes through
+// SlurmClient, and no command's output is parsed.
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace slurm_ai {
+
+struct CommandResult {
+    int status = -1;  // exit status; -1 when it could not run or ran out of time
+    std::string out, err;
+};
+
+// Runs argv[0] (looked up in PATH) with the rest as arguments; kills it after timeout_s.
+CommandResult run_command(const std::vector<std::string> &argv, double timeout_s = 30);
+
+// "scontrol requeue 12": argv joined by blanks, for messages.
+std::string command_line(const std::vector<std::string> &argv);
+
+}  // namespace slurm_ai
