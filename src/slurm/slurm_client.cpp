@@ -327,30 +327,29 @@ std::uint32_t SlurmClient::allocate_expansion(const JobInfo &parent, std::uint32
     return id;
 }
 
-void SlurmClient::set_node_count(std::uint32_t job_id, std::uint32_t nodes) {
+template <class F>
+void SlurmClient::update_job(const char *what, std::uint32_t job_id, F &&fill) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
     d.job_id = job_id;
-    d.min_nodes = nodes;
-    with_retry("setting the node count", job_id, [&] { return slurm_update_job(&d); });
+    fill(d);
+    with_retry(what, job_id, [&] { return slurm_update_job(&d); });
+}
+
+void SlurmClient::set_node_count(std::uint32_t job_id, std::uint32_t nodes) {
+    update_job("setting the node count", job_id, [&](job_desc_msg_t &d) { d.min_nodes = nodes; });
 }
 
 void SlurmClient::set_node_list(std::uint32_t job_id, const std::string &hostlist) {
-    job_desc_msg_t d;
-    slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
     std::string nodes = hostlist;
-    d.req_nodes = nodes.data();
-    with_retry("setting the node list", job_id, [&] { return slurm_update_job(&d); });
+    update_job("setting the node list", job_id,
+               [&](job_desc_msg_t &d) { d.req_nodes = nodes.data(); });
 }
 
 void SlurmClient::set_admin_comment(std::uint32_t job_id, const std::string &text) {
-    job_desc_msg_t d;
-    slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
     std::string t = text;
-    d.admin_comment = t.data();
-    with_retry("setting the admin comment", job_id, [&] { return slurm_update_job(&d); });
+    update_job("setting the admin comment", job_id,
+               [&](job_desc_msg_t &d) { d.admin_comment = t.data(); });
 }
 
 void SlurmClient::signal(std::uint32_t job_id, int sig, bool batch_only) {

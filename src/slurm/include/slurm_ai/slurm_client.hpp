@@ -105,6 +105,9 @@ class SlurmClient {
   private:
     template <class F>
     void with_retry(const char *what, std::uint32_t job_id, F &&call);
+    // slurm_update_job of one job, with what `fill` sets on the update message.
+    template <class F>
+    void update_job(const char *what, std::uint32_t job_id, F &&fill);
     int retry_s_;
 };
 
