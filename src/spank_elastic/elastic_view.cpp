@@ -35,7 +35,7 @@ void write_file(const fs::path &target, const std::string &text, long uid) {
 
 }  // namespace
 
-void to_json(json &j, const JobView &v) {
+void to_json(json &j, const ResizeView &v) {
     j = json{{"job_id", v.job_id},
              {"generation", v.generation},
              {"nodes", v.nodes},
@@ -48,7 +48,7 @@ void to_json(json &j, const JobView &v) {
              {"reason", v.reason}};
 }
 
-Parsed<JobView> parse_job_view(std::string_view text, std::string_view source) {
+Parsed<ResizeView> parse_job_view(std::string_view text, std::string_view source) {
     auto bad = [&](std::string field, std::string expected) {
         return InputError{std::move(field), std::string(text.substr(0, 80)), std::move(expected),
                           std::string(source), 0};
@@ -57,7 +57,7 @@ Parsed<JobView> parse_job_view(std::string_view text, std::string_view source) {
     if (j.is_discarded() || !j.is_object())
         return bad("view", "a JSON object");
     try {
-        JobView v;
+        ResizeView v;
         v.job_id = j.at("job_id").get<std::uint32_t>();
         v.generation = j.at("generation").get<std::uint64_t>();
         v.nodes = j.at("nodes").get<std::vector<std::string>>();
@@ -71,14 +71,14 @@ Parsed<JobView> parse_job_view(std::string_view text, std::string_view source) {
     }
 }
 
-std::string hostfile_text(const JobView &v) {
+std::string hostfile_text(const ResizeView &v) {
     std::string out;
     for (const auto &n : v.nodes)
         out += n + " slots=" + std::to_string(v.procs_per_node) + "\n";
     return out;
 }
 
-std::string env_text(const JobView &v) {
+std::string env_text(const ResizeView &v) {
     const std::string list = compress_hostlist(v.nodes);
     std::string out;
     auto line = [&](const char *name, const std::string &value) {
@@ -106,7 +106,7 @@ std::string job_view_dir(std::string_view view_dir, std::uint32_t job_id) {
     return (fs::path(view_dir) / std::to_string(job_id)).string();
 }
 
-std::optional<JobView> read_view(std::string_view job_dir) {
+std::optional<ResizeView> read_view(std::string_view job_dir) {
     auto path = fs::path(job_dir) / "view.json";
     std::error_code ec;
     if (!fs::exists(path, ec))
@@ -120,7 +120,7 @@ std::optional<JobView> read_view(std::string_view job_dir) {
     return std::move(v).value();
 }
 
-JobView publish_view(std::string_view job_dir, JobView view, long owner_uid) {
+ResizeView publish_view(std::string_view job_dir, ResizeView view, long owner_uid) {
     const fs::path dir{std::string(job_dir)};
     std::error_code ec;
     fs::create_directories(dir, ec);

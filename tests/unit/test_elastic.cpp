@@ -199,7 +199,7 @@ TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]")
 
 TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {
     auto dir = temp_dir("view") + "/7";
-    JobView v;
+    ResizeView v;
     v.job_id = 7;
     v.nodes = {"n3", "n1", "n2"};
     v.procs_per_node = 4;

@@ -140,7 +140,7 @@ int run_status(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
     auto job = slurm.job(job_id);
     if (!job)
         throw std::runtime_error("job " + std::to_string(job_id) + " is unknown to slurmctld");
-    JobView now = current_view(m, *job, "status");
+    ResizeView now = current_view(m, *job, "status");
     auto published = read_view(job_view_dir(m.view_dir, job_id));
     if (published && published->nodes == now.nodes)
         now.generation = published->generation;

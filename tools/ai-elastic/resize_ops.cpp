@@ -113,8 +113,8 @@ JobDemand job_demand(const JobInfo &job, const JobHints &hints) {
     return make_demand(JobRequest{n, n, gpus, gpus * n, std::max<std::uint32_t>(n, 1)}, hints);
 }
 
-JobView current_view(const ClusterModel &m, const JobInfo &job, const std::string &reason) {
-    JobView v;
+ResizeView current_view(const ClusterModel &m, const JobInfo &job, const std::string &reason) {
+    ResizeView v;
     v.job_id = job.job_id;
     v.nodes = expand(job.nodes);
     if (auto hosts = hosts_of(m, v.nodes); !hosts.empty()) {

@@ -45,10 +45,10 @@ JobHints job_hints(const ClusterModel &m, const JobInfo &job);
 JobDemand job_demand(const JobInfo &job, const JobHints &hints);
 // The job's view as slurmctld has it now: nodes in rank order (the fabric's ring order,
 // as the SPANK plugin numbers ranks), one process per GPU (else per task) on each.
-JobView current_view(const ClusterModel &m, const JobInfo &job, const std::string &reason);
+ResizeView current_view(const ClusterModel &m, const JobInfo &job, const std::string &reason);
 
 struct Notice {
-    JobView view;
+    ResizeView view;
     std::string view_error;  // the files could not be written (the job can still ask)
     int signal = 0;          // 0: none sent
 };

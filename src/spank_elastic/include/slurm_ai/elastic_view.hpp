@@ -24,7 +24,7 @@
 
 namespace slurm_ai {
 
-struct JobView {
+struct ResizeView {
     std::uint32_t job_id = 0;
     std::uint64_t generation = 0;
     std::vector<std::string> nodes;  // rank order
@@ -35,14 +35,14 @@ struct JobView {
     std::uint32_t world_size() const {
         return static_cast<std::uint32_t>(nodes.size()) * procs_per_node;
     }
-    bool operator==(const JobView &) const = default;
+    bool operator==(const ResizeView &) const = default;
 };
 
-void to_json(nlohmann::json &j, const JobView &v);
-Parsed<JobView> parse_job_view(std::string_view text, std::string_view source);
+void to_json(nlohmann::json &j, const ResizeView &v);
+Parsed<ResizeView> parse_job_view(std::string_view text, std::string_view source);
 
-std::string hostfile_text(const JobView &v);
-std::string env_text(const JobView &v);
+std::string hostfile_text(const ResizeView &v);
+std::string env_text(const ResizeView &v);
 
 // <StateSaveLocation>/ai_elastic/views unless ElasticViewDir names another directory.
 std::string resolve_view_dir(std::string_view configured, std::string_view state_save_location);
@@ -54,9 +54,9 @@ std::string job_view_dir(std::string_view view_dir, std::uint32_t job_id);
 // the directory and files are given to that user (so that the job's own ai-resize can
 // update them). Returns the view as it is on disk; throws std::runtime_error naming the
 // file that could not be written.
-JobView publish_view(std::string_view job_dir, JobView view, long owner_uid = -1);
+ResizeView publish_view(std::string_view job_dir, ResizeView view, long owner_uid = -1);
 // The view in job_dir, if there is a readable one.
-std::optional<JobView> read_view(std::string_view job_dir);
+std::optional<ResizeView> read_view(std::string_view job_dir);
 
 // "USR2" for SIGUSR2; the number for signals without a name.
 std::string signal_name(int signal);
