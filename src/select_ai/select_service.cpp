@@ -55,7 +55,7 @@ std::optional<std::string> SelectService::load(const std::string &conf_path,
     if (!graph)
         return graph.error().message();
     auto l = std::unique_ptr<Loaded>(
-        new Loaded{std::move(cfg), std::move(graph).value(), nullptr, {}, {}});
+        new Loaded{std::move(cfg), std::move(graph).value(), nullptr, std::nullopt, {}, {}});
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
                                                   l->config.engine);
     l->policy = make_policy(l->config.policy);

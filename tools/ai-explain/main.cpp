@@ -136,12 +136,12 @@ int main(int argc, char **argv) {
         return 1;
     }
     const auto id = static_cast<std::uint32_t>(job_id);
-    auto rec = slurm_ai::read_job_record(state_dir, id);
-    if (!rec) {
+    auto record = slurm_ai::read_job_record(state_dir, id);
+    if (!record) {
         const auto path = std::filesystem::path(slurm_ai::job_record_path(state_dir, id));
         std::error_code ec;
         if (std::filesystem::exists(path, ec))
-            std::cerr << "ai-explain: " << rec.error().message() << '\n';
+            std::cerr << "ai-explain: " << record.error().message() << '\n';
         else
             std::cerr << "ai-explain: no record of job " << job_id << " in "
                       << path.parent_path().string()
@@ -149,7 +149,7 @@ int main(int argc, char **argv) {
                          "select/ai_cons_tres)\n";
         return 1;
     }
-    json r = rec.value();
+    json r = record.value();
     // ai-recover's restart log of the job (node failures, checkpoint requests, restarts).
     auto restarts = slurm_ai::checkpoint::read_restart_log(
         slurm_ai::checkpoint::restart_log_path(state_dir, static_cast<std::uint32_t>(job_id)));
