@@ -490,6 +490,7 @@ HintsFromEnv hints_from_spank_env(std::span<const char *const> env, std::string_
                 e.remove_prefix(6);
             if (!e.starts_with(key))
                 continue;
+            out.typed[std::string(opt.name)] = std::string(e.substr(key.size()));
             if (auto err = apply_hint(out.hints, opt.name, e.substr(key.size())))
                 out.errors.push_back(std::move(*err));
         }

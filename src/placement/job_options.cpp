@@ -7,7 +7,8 @@ namespace slurm_ai {
 
 JobOptions decode_job_options(std::span<const char *const> env) {
     auto read = hints_from_spank_env(env);
-    JobOptions o{std::move(read.hints), std::move(read.errors), std::nullopt, std::nullopt};
+    JobOptions o{std::move(read.hints), std::move(read.errors), std::move(read.typed), std::nullopt,
+                 std::nullopt};
     if (o.hints.dag) {
         auto parsed = parse_task_dag(*o.hints.dag, kDagEnvName);
         if (parsed)

@@ -523,18 +523,22 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
  * min_nodes..max_nodes (elastic_within), so the job never gets fewer nodes than Slurm
  * accepts for it.
  */
-static void _node_counts(job_record_t *job_ptr, const ai_outcome_t *out, uint32_t *min_nodes,
-                         uint32_t *max_nodes, uint32_t *req_nodes) {
+static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
+                         const ai_outcome_t *out, uint32_t *min_nodes, uint32_t *max_nodes,
+                         uint32_t *req_nodes) {
     uint32_t lo = 0, hi = 0, slurm_min = *min_nodes, slurm_max = *max_nodes;
 
-    _task_bounds(job_ptr, &slurm_min, &slurm_max);
     if (out && out->min_nodes) {
         *min_nodes = out->min_nodes;
         *max_nodes = out->max_nodes;
         *req_nodes = out->req_nodes;
-    } else if (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
-                                       job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo,
-                                       &hi) > 0) {
+        return;
+    }
+    if (!traits->elastic)
+        return;
+    _task_bounds(job_ptr, &slurm_min, &slurm_max);
+    if (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
+                                job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo, &hi) > 0) {
         *min_nodes = lo;
         *max_nodes = hi;
         *req_nodes = hi;
@@ -628,7 +632,7 @@ static uint8_t *_member_usable(job_record_t *m) {
  * (see SelectService::decide_gang). Backfill's will-run test only checks the barrier, so
  * that no member gets a reservation before its gang can start.
  */
-static int _gang_job_test(job_record_t *job_ptr, const char *gang, bitstr_t *bitmap,
+static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, bitstr_t *bitmap,
                           uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                           List preemptee_candidates, List *preemptee_job_list,
                           bitstr_t *exc_core_bitmap) {
@@ -652,7 +656,7 @@ static int _gang_job_test(job_record_t *job_ptr, const char *gang, bitstr_t *bit
         if (m->user_id != job_ptr->user_id)
             continue;
         _traits(m, &mt);
-        if (xstrcmp(mt.gang, gang))
+        if (xstrcmp(mt.gang, traits->gang))
             continue;
         if (count == cap) {
             cap = cap ? 2 * cap : 8;
@@ -703,7 +707,7 @@ static int _gang_job_test(job_record_t *job_ptr, const char *gang, bitstr_t *bit
     if (ai_select_gangs_save(slurm_conf.state_save_location, now, err, sizeof(err)) < 0)
         error("%s: cannot write the gangs' state: %s", plugin_type, err);
 
-    _node_counts(job_ptr, &out, &min_nodes, &max_nodes, &req_nodes);
+    _node_counts(job_ptr, traits, &out, &min_nodes, &max_nodes, &req_nodes);
     if (out.kind == AI_WAIT)
         rc = SLURM_ERROR;
     else if (out.kind == AI_PASSTHROUGH)
@@ -748,7 +752,7 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
     _traits(job_ptr, &traits);
     /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
     if (mode != SELECT_MODE_TEST_ONLY && traits.gang[0] && ctld.found)
-        return _gang_job_test(job_ptr, traits.gang, bitmap, min_nodes, max_nodes, req_nodes, mode,
+        return _gang_job_test(job_ptr, &traits, bitmap, min_nodes, max_nodes, req_nodes, mode,
                               preemptee_candidates, preemptee_job_list, exc_core_bitmap);
     /* Nothing to allocate while no gang has a plan (the common case). */
     if (mode == SELECT_MODE_RUN_NOW &&
@@ -780,14 +784,14 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
     if (mode != SELECT_MODE_RUN_NOW || !_job_request(job_ptr, min_nodes, max_nodes, &req)) {
         if (mode == SELECT_MODE_RUN_NOW)
             _job_request_free(&req);
-        _node_counts(job_ptr, NULL, &min_nodes, &max_nodes, &req_nodes);
+        _node_counts(job_ptr, &traits, NULL, &min_nodes, &max_nodes, &req_nodes);
         return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
                                   preemptee_candidates, preemptee_job_list, exc_core_bitmap);
     }
 
     _decide(job_ptr, bitmap, &req, &out);
     _job_request_free(&req);
-    _node_counts(job_ptr, &out, &min_nodes, &max_nodes, &req_nodes);
+    _node_counts(job_ptr, &traits, &out, &min_nodes, &max_nodes, &req_nodes);
 
     if (out.kind == AI_WAIT) {
         log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);

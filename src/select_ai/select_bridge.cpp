@@ -234,10 +234,8 @@ extern "C" int ai_select_elastic_range(uint32_t job_id, const char *const *env, 
                                        uint32_t *max_nodes) {
     char err[64];
     return guarded(err, sizeof err, [&] {
-        std::vector<const char *> e;
-        if (env)
-            e.assign(env, env + env_size);
-        auto spec = service().elastic_start(job_id, e, {slurm_min, slurm_max});
+        auto spec = service().elastic_start(job_id, std::span(env, env ? env_size : 0),
+                                            {slurm_min, slurm_max});
         if (!spec)
             return 0;
         *min_nodes = spec->min_nodes;

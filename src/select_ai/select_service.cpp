@@ -156,9 +156,15 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
 std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, const JobOptions &options,
                                                   std::string *why) const {
     const PluginConfig &c = loaded_->config;
-    JobHints hints = options.hints;
-    if (!hints.comm && c.default_comm && (job.min_nodes > 1 || job.total_gpus > 1))
-        hints.comm = c.default_comm;
+    // The configured pattern for a job that names none; the decoded options stay as they
+    // are (a copy of them would copy the compacted DAG at every test).
+    const JobHints *hints = &options.hints;
+    JobHints with_default;
+    if (!hints->comm && c.default_comm && (job.min_nodes > 1 || job.total_gpus > 1)) {
+        with_default = JobHints{c.default_comm, hints->dag_file,   std::nullopt,   hints->elastic,
+                                hints->gang,    hints->checkpoint, hints->locality};
+        hints = &with_default;
+    }
     if (options.dag_error) {
         *why = "invalid task DAG: " + options.dag_error->message();
         return std::nullopt;
@@ -174,7 +180,7 @@ std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, const Jo
     }
     JobDemand demand = make_demand(
         JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
-        hints, options.dag);
+        *hints, options.dag);
     demand.pending_s = job.pending_s;
     return demand;
 }
@@ -302,7 +308,7 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::uint32_
 }
 
 std::optional<ElasticSpec> SelectService::elastic_start(std::uint32_t job_id,
-                                                        const std::vector<const char *> &env,
+                                                        std::span<const char *const> env,
                                                         NodeRange slurm) {
     const auto &asked = options(job_id, env).hints.elastic;
     if (!asked)
@@ -349,17 +355,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     }
     if (!clamped.empty())
         rec.elastic_start = clamped.substr(2);
-    // The options as typed, for admins reading the record.
-    for (const auto &opt : hint_options()) {
-        const std::string key = spank_option_env_name("ai", opt.name) + "=";
-        for (const char *entry : env) {
-            std::string_view e(entry ? entry : "");
-            if (e.starts_with("SPANK_"))
-                e.remove_prefix(6);
-            if (e.starts_with(key))
-                rec.options[opt.name] = std::string(e.substr(key.size()));
-        }
-    }
+    rec.options = read.typed;  // as typed, for admins reading the record
     for (const auto &e : read.errors)
         rec.hint_errors.push_back(e.message());
     std::string summary;

@@ -309,6 +309,7 @@ TEST_CASE("the options cache stays bounded", "[cache]") {
     const auto &o = c.get(7, bad);
     CHECK(o.errors.size() == 1);
     CHECK(o.dag_error);
+    CHECK(o.typed.at("ai-comm") == "allgather");  // as typed, bad or not, for the record
     CHECK(env_fingerprint(env) != env_fingerprint(bad));
 }
 

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
 #include <string>
@@ -131,6 +132,7 @@ std::optional<InputError> apply_hint(JobHints &hints, std::string_view name,
 struct HintsFromEnv {
     JobHints hints;
     std::vector<InputError> errors;
+    std::map<std::string, std::string> typed;  // option name -> its text, good or bad
 };
 HintsFromEnv hints_from_spank_env(std::span<const char *const> env,
                                   std::string_view plugin_name = "ai");

@@ -6,8 +6,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -17,10 +19,11 @@
 namespace slurm_ai {
 
 struct JobOptions {
-    JobHints hints;                       // what parsed; hints.dag keeps the compact text
-    std::vector<InputError> errors;       // the options that did not parse, in env order
-    std::optional<TaskDag> dag;           // hints.dag, parsed
-    std::optional<InputError> dag_error;  // why hints.dag did not parse
+    JobHints hints;                            // what parsed; hints.dag keeps the compact text
+    std::vector<InputError> errors;            // the options that did not parse, in env order
+    std::map<std::string, std::string> typed;  // option name -> its text as typed
+    std::optional<TaskDag> dag;                // hints.dag, parsed
+    std::optional<InputError> dag_error;       // why hints.dag did not parse
 };
 
 // Decodes `env` (entries NAME=VALUE, as slurmctld keeps a job's SPANK environment).

@@ -96,8 +96,8 @@ class SelectService {
     std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
     // The node counts an --ai-elastic job may start with: MIN:MAX as typed in its SPANK
     // environment, clamped into the node range slurmctld accepts for it (elastic_within).
-    std::optional<ElasticSpec> elastic_start(std::uint32_t job_id,
-                                             const std::vector<const char *> &env, NodeRange slurm);
+    std::optional<ElasticSpec> elastic_start(std::uint32_t job_id, std::span<const char *const> env,
+                                             NodeRange slurm);
     // The job's --ai-* options, decoded once per job and environment (every reader in
     // slurmctld goes through here; the C adapter through ai_select_job_traits).
     const JobOptions &options(std::uint32_t job_id, std::span<const char *const> env) {
