@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "slurm_ai/input_error.hpp"
+#include "slurm_ai/common/input_error.hpp"
 
 namespace slurm_ai::cli {
 

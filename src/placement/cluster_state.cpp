@@ -1,8 +1,8 @@
-#include "slurm_ai/cluster_state.hpp"
+#include "slurm_ai/placement/cluster_state.hpp"
 
 #include <bit>
 
-#include "slurm_ai/placement.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 namespace slurm_ai {
 

@@ -1,4 +1,4 @@
-#include "slurm_ai/cost_model.hpp"
+#include "slurm_ai/placement/cost_model.hpp"
 
 #include "collectives.hpp"
 #include "flow_model.hpp"

@@ -1,4 +1,4 @@
-#include "slurm_ai/failure_risk.hpp"
+#include "slurm_ai/placement/failure_risk.hpp"
 
 #include <algorithm>
 #include <map>

@@ -1,6 +1,6 @@
 #include "gpu_select.hpp"
 
-#include "slurm_ai/placement.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 #include <algorithm>
 #include <bit>

@@ -3,8 +3,8 @@
 
 #include <vector>
 
-#include "slurm_ai/cluster_state.hpp"
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/placement/cluster_state.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::detail {
 

@@ -1,4 +1,4 @@
-#include "slurm_ai/job_demand.hpp"
+#include "slurm_ai/placement/job_demand.hpp"
 
 #include <algorithm>
 

@@ -1,10 +1,10 @@
-#include "slurm_ai/placement.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 #include <algorithm>
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai {
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <vector>
 
-#include "slurm_ai/placement_engine.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
 
 namespace slurm_ai::detail {
 

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/c_boundary.hpp"
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/common/c_boundary.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 namespace {
 

@@ -6,9 +6,9 @@
 #include <nlohmann/json.hpp>
 
 #include "select_service_loaded.hpp"
-#include "slurm_ai/elastic_plan.hpp"
-#include "slurm_ai/select_service.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
+#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
 namespace {

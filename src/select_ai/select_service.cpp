@@ -1,4 +1,4 @@
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 #include <algorithm>
 #include <chrono>
@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "select_service_loaded.hpp"
-#include "slurm_ai/cluster_files.hpp"
-#include "slurm_ai/elastic_plan.hpp"
-#include "slurm_ai/hostlist.hpp"
-#include "slurm_ai/job_record.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
+#include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
 namespace {

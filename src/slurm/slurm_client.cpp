@@ -1,4 +1,4 @@
-#include "slurm_ai/slurm_client.hpp"
+#include "slurm_ai/slurm/slurm_client.hpp"
 
 #include <unistd.h>
 
@@ -13,7 +13,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 // libslurm's names of states and reasons, as scontrol prints them: exported by
 // libslurmfull, not declared in <slurm/slurm.h>.

@@ -1,9 +1,9 @@
-#include "slurm_ai/spank_config.hpp"
+#include "slurm_ai/spank_elastic/spank_config.hpp"
 
 #include <charconv>
 #include <optional>
 
-#include "slurm_ai/text_scan.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -1,7 +1,7 @@
 #include "spank_options_bridge.h"
 
-#include "slurm_ai/c_boundary.hpp"
-#include "slurm_ai/job_hints.hpp"
+#include "slurm_ai/common/c_boundary.hpp"
+#include "slurm_ai/job/job_hints.hpp"
 
 namespace {
 const slurm_ai::HintOption *option(size_t i) {

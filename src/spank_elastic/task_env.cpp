@@ -1,12 +1,12 @@
-#include "slurm_ai/task_env.hpp"
+#include "slurm_ai/spank_elastic/task_env.hpp"
 
 #include <algorithm>
 #include <charconv>
 #include <set>
 
-#include "slurm_ai/hostlist.hpp"
-#include "slurm_ai/placement.hpp"
-#include "slurm_ai/text_scan.hpp"
+#include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -1,10 +1,10 @@
-#include "slurm_ai/cluster_files.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 #include <map>
 #include <optional>
 
-#include "slurm_ai/hostlist.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/topology/topology_file.hpp"
 
 namespace slurm_ai {
 

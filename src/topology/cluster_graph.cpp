@@ -1,6 +1,6 @@
-#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 #include <algorithm>
 #include <charconv>

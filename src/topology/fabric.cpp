@@ -10,7 +10,7 @@
 #include <boost/property_map/property_map.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

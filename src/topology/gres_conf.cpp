@@ -1,4 +1,4 @@
-#include "slurm_ai/gres_conf.hpp"
+#include "slurm_ai/topology/gres_conf.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai {
 namespace {

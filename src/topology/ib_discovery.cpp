@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

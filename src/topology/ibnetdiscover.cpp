@@ -16,7 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -3,7 +3,7 @@
 #include <cctype>
 #include <string>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

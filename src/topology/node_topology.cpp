@@ -1,6 +1,6 @@
 // NodeTopology itself: names, the GPU-NIC pairing, JSON, the loader that picks the format,
 // and the path derivation both format loaders share (node_topology_build.hpp).
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 #include <algorithm>
 #include <cctype>
@@ -18,7 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include "node_topology_build.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "xml_document.hpp"
 
 namespace slurm_ai {

@@ -9,7 +9,7 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::detail {
 

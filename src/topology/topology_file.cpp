@@ -1,6 +1,7 @@
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/topology/topology_file.hpp"
 
-#include "slurm_ai/text_scan.hpp"
+#include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 #include <cerrno>
 #include <cstring>
@@ -8,8 +9,6 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
-
-#include <unistd.h>
 
 namespace slurm_ai {
 
@@ -25,43 +24,6 @@ std::string_view to_string(TopologyFileKind k) {
             return "ibnetdiscover";
     }
     return "?";
-}
-
-Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return InputError{"file", path,
-                          std::string("a readable file (") + std::strerror(errno) + ")", path, 0};
-    std::ostringstream buf;
-    buf << in.rdbuf();
-    std::string text = std::move(buf).str();
-    if (text.size() > limit)
-        return InputError{"file", path, "a file of at most " + std::to_string(limit >> 20) + " MiB",
-                          path, 0};
-    return text;
-}
-
-void write_text_file_atomically(const std::string &path, std::string_view text,
-                                const std::function<void(const std::string &)> &prepare) {
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
-    std::error_code ec;
-    try {
-        {
-            std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
-            out.write(text.data(), static_cast<std::streamsize>(text.size()));
-            out.flush();
-            if (!out)
-                throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
-        }
-        if (prepare)
-            prepare(tmp);
-        std::filesystem::rename(tmp, path, ec);
-        if (ec)
-            throw std::runtime_error("cannot replace " + path + ": " + ec.message());
-    } catch (...) {
-        std::filesystem::remove(tmp, ec);
-        throw;
-    }
 }
 
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source) {

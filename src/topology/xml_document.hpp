@@ -17,7 +17,7 @@
 #include <string>
 #include <string_view>
 
-#include "slurm_ai/input_error.hpp"
+#include "slurm_ai/common/input_error.hpp"
 
 namespace slurm_ai::xml {
 

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# A burst of 500 submissions with mixed --ai-* hints (tools/ai-bench/load.sh, the CI-sized
+# A burst of 500 submissions with mixed --ai-* hints (bench/ai-bench/load.sh, the CI-sized
 # run of the 5,000-job benchmark): slurmctld keeps answering `scontrol ping` within 5 s
 # through the burst, refuses no submission, and every job ends COMPLETED on nodes or waits
 # in the queue with a reason. Prints the sdiag figures.
@@ -8,7 +8,7 @@ repo=$(cd "$(dirname "$0")/../.." && pwd)
 
 out=$WORK/load.out
 rc=0
-"$repo/tools/ai-bench/load.sh" 500 --dir "$MINICLUSTER_DIR" --wait 240 >"$out" 2>&1 || rc=$?
+"$repo/bench/ai-bench/load.sh" 500 --dir "$MINICLUSTER_DIR" --wait 240 >"$out" 2>&1 || rc=$?
 cat "$out"
 [ $rc = 0 ] || fail "the burst left jobs lost, failed or pending without a reason (see above)"
 ping_max=$(sed -n 's/.*max \([0-9]*\) ms.*/\1/p' "$out")

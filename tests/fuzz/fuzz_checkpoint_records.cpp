@@ -6,9 +6,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/checkpoint.hpp"
-#include "slurm_ai/checkpoint_recovery.hpp"
-#include "slurm_ai/checkpoint_restart_log.hpp"
+#include "slurm_ai/checkpoint/checkpoint.hpp"
+#include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
+#include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

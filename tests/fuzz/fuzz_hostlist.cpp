@@ -6,7 +6,7 @@
 #include <string>
 #include <string_view>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 // libhwloc 2.9 leaks the object it was importing whenever it rejects a file (an unknown
 // attribute on an <info>, say): its bug, found by this target and not worth chasing here.

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     static const slurm_ai::GuidMap map{{"0002c90300080e84", "r510gluster1"},

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "slurm_ai/job_hints.hpp"
+#include "slurm_ai/job/job_hints.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     if (size == 0)

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view xml(reinterpret_cast<const char *>(data), size);

@@ -3,7 +3,7 @@
 #include <cstdint>
 #include <string_view>
 
-#include "slurm_ai/plugin_config.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

@@ -12,7 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 namespace {
 

@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <string_view>
 
-#include "slurm_ai/task_dag.hpp"
+#include "slurm_ai/job/task_dag.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

@@ -6,7 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

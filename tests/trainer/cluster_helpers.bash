@@ -1,5 +1,5 @@
 # Sourced by the checkpoint/restart cluster tests (tests/cluster/ckpt_*.sh) after lib.sh, and
-# by tools/ai-bench/recovery.sh: a mini-cluster of their own with ai-recover as its node-down
+# by bench/ai-bench/recovery.sh: a mini-cluster of their own with ai-recover as its node-down
 # trigger, the toy trainer's jobs, and what they did.
 # Needs: SLURM_AI_PLUGIN_DIR, SLURM_AI_BIN_DIR (set by ctest), fail() (lib.sh or the caller).
 

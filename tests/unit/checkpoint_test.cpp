@@ -1,4 +1,4 @@
-#include "slurm_ai/checkpoint.hpp"
+#include "slurm_ai/checkpoint/checkpoint.hpp"
 
 #include <unistd.h>
 
@@ -10,10 +10,10 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/checkpoint_recovery.hpp"
-#include "slurm_ai/checkpoint_restart_log.hpp"
-#include "slurm_ai/text_scan.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
+#include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+#include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/common/file_io.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::checkpoint;

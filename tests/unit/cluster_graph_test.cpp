@@ -1,11 +1,11 @@
-#include "slurm_ai/cluster_graph.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 #include <string>
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 using namespace slurm_ai;
 

@@ -1,4 +1,4 @@
-#include "slurm_ai/fabric.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 #include <chrono>
 #include <filesystem>
@@ -13,7 +13,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 using namespace slurm_ai;
 

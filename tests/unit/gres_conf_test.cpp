@@ -1,6 +1,6 @@
 // gres.conf from the real node files of shared/data: Links= from their NVLink figures,
 // Cores= from their cores (as Slurm numbers them), and the errors for bad options.
-#include "slurm_ai/gres_conf.hpp"
+#include "slurm_ai/topology/gres_conf.hpp"
 
 #include <sstream>
 #include <string>
@@ -8,7 +8,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 using namespace slurm_ai;
 

@@ -1,4 +1,4 @@
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 #include <random>
 #include <set>

@@ -1,4 +1,4 @@
-#include "slurm_ai/job_hints.hpp"
+#include "slurm_ai/job/job_hints.hpp"
 
 #include <csignal>
 #include <vector>

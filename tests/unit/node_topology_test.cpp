@@ -1,7 +1,7 @@
 // Node topology loaders on the real hwloc and NCCL files of shared/data (see its README.md)
 // and on bad input. The expected figures are read off the files by hand; each test says
 // where they come from.
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 #include <algorithm>
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "slurm_ai/placement_engine.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
 
 #include <set>
 

@@ -7,12 +7,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/cluster_graph.hpp"
-#include "slurm_ai/cluster_state.hpp"
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/job_demand.hpp"
-#include "slurm_ai/node_topology.hpp"
-#include "slurm_ai/placement.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/placement/cluster_state.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/placement/job_demand.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 namespace slurm_ai::test {
 

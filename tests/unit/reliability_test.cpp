@@ -13,8 +13,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 using namespace slurm_ai;
 namespace fs = std::filesystem;

@@ -1,4 +1,4 @@
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 #include <csignal>
 #include <filesystem>
@@ -8,7 +8,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/plugin_config.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
 
 using namespace slurm_ai;
 

@@ -1,4 +1,4 @@
-#include "slurm_ai/task_dag.hpp"
+#include "slurm_ai/job/task_dag.hpp"
 
 #include <filesystem>
 #include <fstream>

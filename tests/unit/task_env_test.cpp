@@ -1,7 +1,7 @@
 // The SPANK plugin's task environment: plugstack arguments, the rank layout every task
 // computes on its own, GPU/NIC/CPU binding on real node topologies (shared/data and the
 // mini-cluster's emulated nodes), and the NCCL topology file written from a topology.
-#include "slurm_ai/task_env.hpp"
+#include "slurm_ai/spank_elastic/task_env.hpp"
 
 #include <algorithm>
 #include <fstream>
@@ -14,10 +14,10 @@
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/cluster_files.hpp"
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/node_topology.hpp"
-#include "slurm_ai/spank_config.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
+#include "slurm_ai/spank_elastic/spank_config.hpp"
 
 using namespace slurm_ai;
 

@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "placement_fixtures.hpp"
-#include "slurm_ai/gang.hpp"
-#include "slurm_ai/select_service.hpp"
+#include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/select_ai/select_service.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;

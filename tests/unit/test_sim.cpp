@@ -1,4 +1,4 @@
-// ai-sim's simulator (tools/ai-sim): the trace readers on the real traces of
+// ai-sim's simulator (bench/ai-sim): the trace readers on the real traces of
 // ../shared/data/comm-measurements, the measured step times, the fabric in the shape of the
 // X5 dump, and the scheduling itself on small clusters of the real g4dn and DGX-2 node
 // files: backfill, fragmentation, failures, determinism, and the engine against Slurm's
@@ -18,8 +18,8 @@
 #include "scenario.hpp"
 #include "sim_cluster.hpp"
 #include "simulator.hpp"
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/topology_file.hpp"
 #include "step_times.hpp"
 #include "svg_chart.hpp"
 #include "testbed/measurements.hpp"

@@ -16,10 +16,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/checkpoint_restart_log.hpp"
-#include "slurm_ai/job_record.hpp"
-#include "slurm_ai/text_scan.hpp"
-#include "slurm_ai/topology_file.hpp"
+#include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+#include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/common/file_io.hpp"
 
 using nlohmann::json;
 namespace text = slurm_ai::text;

@@ -12,7 +12,7 @@
 
 #include <fmt/format.h>
 
-#include "slurm_ai/hostlist.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 #include "summary.hpp"
 
 extern char **environ;

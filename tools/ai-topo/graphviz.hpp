@@ -4,9 +4,9 @@
 
 #include <string>
 
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/input_error.hpp"
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::cli {
 

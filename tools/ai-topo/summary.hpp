@@ -3,8 +3,8 @@
 
 #include <string>
 
-#include "slurm_ai/fabric.hpp"
-#include "slurm_ai/node_topology.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::cli {
 

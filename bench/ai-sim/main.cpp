@@ -1,0 +1,339 @@
+// ai-sim: replays a job trace on a simulated Slurm cluster whose select plugin places jobs
+// with the placement engine's policies, and prints what each policy gives.
+//   ai-sim run     one scenario, every policy (or those named), a table of figures
+//   ai-sim bench   one day of trace on a 10,000-GPU cluster: wall time, peak memory, and
+//                  each policy's time against slurm-default's in the same run
+//   ai-sim report  the evaluation: writes docs/evaluation.md and its figures
+// Exit status: 0 success, 1 bad input (the message names the file, line and field),
+// 2 bad usage.
+#include <chrono>
+#include <cstdio>
+#include <functional>
+#include <iostream>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+#include <CLI/CLI.hpp>
+
+#include "metrics.hpp"
+#include "output.hpp"
+#include "report.hpp"
+#include "scenario.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
+#include "task_pool.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::sim;
+
+namespace {
+
+const std::vector<std::string> kPolicies{"slurm-default", "tree-bestfit", "engine",
+                                         "engine-norisk"};
+
+// CLI11's own number checks print their range's bounds as 300-digit numbers.
+CLI::Validator number_check(bool zero_ok) {
+    return CLI::Validator(
+        [zero_ok](std::string &text) {
+            try {
+                std::size_t used = 0;
+                double v = std::stod(text, &used);
+                if (used == text.size() && (v > 0 || (zero_ok && v == 0)))
+                    return std::string();
+            } catch (const std::exception &) {
+            }
+            return "expected a " + std::string(zero_ok ? "number >= 0" : "positive number") +
+                   ", got '" + text + "'";
+        },
+        zero_ok ? "NUMBER>=0" : "NUMBER>0");
+}
+const CLI::Validator kPositive = number_check(false);
+const CLI::Validator kNonNegative = number_check(true);
+
+struct Cli {
+    ScenarioSpec spec;
+    SimOptions sim;
+    std::string request = "flexible";
+    std::string patterns;
+    double repair_h = 4, checkpoint_h = 1;
+    std::vector<std::string> policies;
+    int threads = 2;
+    bool one_switch = false;
+    bool cost_model_only = false;
+};
+
+void add_scenario_options(CLI::App &app, Cli &c) {
+    auto &s = c.spec;
+    app.add_option("--trace", s.trace,
+                   "Job trace CSV (default: Philly, comm-measurements/philly.csv)");
+    app.add_option("--durations", s.durations,
+                   "Trace whose durations jobs without one draw from (default: philly.csv)");
+    app.add_option("--start", s.start,
+                   "Window start: YYYY-MM-DD for a dated trace, else seconds (default: its start)");
+    app.add_option("--days", s.days, "Window length in days")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--overlay", s.overlay,
+                   "Replay this many consecutive windows laid over one (more load)")
+        ->check(CLI::Range(1, 10000))
+        ->capture_default_str();
+    app.add_option("--max-jobs", s.max_jobs, "Only the first N jobs of the window");
+    app.add_option("--duration-scale", s.duration_scale, "Multiply every duration by this")
+        ->capture_default_str();
+    app.add_option("--node", s.cluster.nodes,
+                   "Node topology (hwloc or NCCL XML) of every host, or HOSTLIST=FILE "
+                   "(default: hwloc/nvidiaDGX2.xml)");
+    app.add_option("--fabric", s.cluster.fabric, "A fabric file to simulate as it is");
+    app.add_option("--map", s.cluster.guid_map, "GUID map of --fabric");
+    app.add_option("--shape-of", s.cluster.shape_of,
+                   "A fabric whose shape is repeated to --hosts (default: fabric/X5.topofile)");
+    app.add_option("--shape-map", s.cluster.shape_map, "GUID map of --shape-of");
+    app.add_flag("--one-switch", c.one_switch,
+                 "All hosts under one switch (the measurement testbed) instead of --shape-of");
+    app.add_option("--hosts", s.cluster.hosts, "Hosts of a generated fabric")
+        ->capture_default_str();
+    app.add_option("--host-gbps", s.cluster.host_gbps, "Each host's link, Gb/s")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--measurements", s.measurements,
+                   "Directory of measured models (default: comm-measurements)");
+    app.add_flag("--cost-model-only", c.cost_model_only,
+                 "Step times from the cost model for every job, even of a measured model");
+    app.add_option("--comm-share", s.comm_share,
+                   "Communication share of a cost-model job's step on its ideal placement "
+                   "(default: the measurements' median)")
+        ->check(CLI::Range(0.0, 0.99));
+    app.add_option("--request", c.request, "flexible (--gpus=G) or packed (-N n --gpus-per-node)")
+        ->check(CLI::IsMember({"flexible", "packed"}))
+        ->capture_default_str();
+    app.add_option("--patterns", c.patterns,
+                   "Shares of allreduce,pipeline,ps for multi-GPU jobs of no measured model "
+                   "(default 0.7,0.2,0.1)");
+    app.add_option("--limit-factor", s.jobs.limit_factor, "Time limit = duration x this")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--seed", c.sim.seed, "Seed of the failures, patterns and drawn durations")
+        ->capture_default_str();
+    app.add_option("--failure-rate", c.sim.failures.node_rate_per_day,
+                   "Node failures per node per day")
+        ->check(kNonNegative);
+    app.add_option("--flaky-share", c.sim.failures.flaky_share,
+                   "Share of nodes failing --flaky-factor times as often")
+        ->check(CLI::Range(0.0, 1.0));
+    app.add_option("--flaky-factor", c.sim.failures.flaky_factor,
+                   "How many times as often flaky nodes fail")
+        ->check(kNonNegative);
+    app.add_option("--repair-h", c.repair_h, "Hours a failed node stays down")
+        ->check(kNonNegative)
+        ->capture_default_str();
+    app.add_option("--checkpoint-h", c.checkpoint_h, "Hours between a job's checkpoints (0: none)")
+        ->check(kNonNegative)
+        ->capture_default_str();
+    app.add_option("--bf-interval", c.sim.backfill.interval_s, "Backfill interval, s")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--bf-window", c.sim.backfill.window_s, "Backfill window, s")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--bf-max-job-test", c.sim.backfill.max_job_test,
+                   "Jobs each backfill pass considers")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_option("--threads", c.threads, "Policies simulated at once")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+}
+
+// The options that need more than a plain value; an error names the option.
+std::optional<InputError> finish_options(Cli &c) {
+    c.spec.jobs.request = c.request == "packed" ? RequestStyle::kPacked : RequestStyle::kFlexible;
+    c.spec.jobs.seed = c.sim.seed;
+    c.spec.measured_steps = !c.cost_model_only;
+    c.spec = with_defaults(c.spec);
+    if (c.one_switch) {
+        c.spec.cluster.fabric.clear();
+        c.spec.cluster.shape_of.clear();
+        c.spec.cluster.shape_map.clear();
+    }
+    if (!c.patterns.empty()) {
+        PatternMix m{0, 0, 0};
+        double *slot[] = {&m.allreduce, &m.pipeline, &m.ps};
+        std::size_t pos = 0;
+        for (int i = 0; i < 3; ++i) {
+            auto next = c.patterns.find(',', pos);
+            std::string cell =
+                c.patterns.substr(pos, next == std::string::npos ? next : next - pos);
+            try {
+                std::size_t used = 0;
+                *slot[i] = std::stod(cell, &used);
+                if (used != cell.size() || *slot[i] < 0)
+                    throw std::invalid_argument(cell);
+            } catch (const std::exception &) {
+                return InputError{"--patterns", c.patterns,
+                                  "three shares >= 0 for allreduce,pipeline,ps, e.g. 0.7,0.2,0.1",
+                                  "", 0};
+            }
+            if ((next == std::string::npos) != (i == 2))
+                return InputError{"--patterns", c.patterns,
+                                  "three shares >= 0 for allreduce,pipeline,ps, e.g. 0.7,0.2,0.1",
+                                  "", 0};
+            pos = next + 1;
+        }
+        c.spec.jobs.patterns = m;
+    }
+    for (const auto &p : c.policies)
+        if (!PlacementEngine::known_policy(p))
+            return InputError{"--policy", p, "a policy of the placement engine", "", 0};
+    if (c.policies.empty())
+        c.policies = kPolicies;
+    c.sim.failures.repair_s = c.repair_h * 3600;
+    c.sim.failures.checkpoint_s = c.checkpoint_h * 3600;
+    c.sim.engine = deterministic_engine_options();
+    return std::nullopt;
+}
+
+// Runs the policies, `threads` at a time; results in the order of the policies.
+std::vector<RunResult> run_policies(const Scenario &s, const SimOptions &o,
+                                    const std::vector<std::string> &policies, int threads) {
+    std::vector<RunResult> out(policies.size());
+    std::vector<std::function<void()>> tasks;
+    for (std::size_t i = 0; i < policies.size(); ++i)
+        tasks.push_back(
+            [&, i] { out[i] = simulate(s.cluster, s.jobs.jobs, s.steps, o, policies[i]); });
+    run_tasks(tasks, std::max(threads, 1));
+    return out;
+}
+
+int cmd_run(Cli &c) {
+    auto scenario = prepare(c.spec);
+    if (!scenario) {
+        std::cerr << "ai-sim: " << scenario.error().message() << '\n';
+        return 1;
+    }
+    const Scenario &s = scenario.value();
+    for (const auto &line : s.lines)
+        std::cout << line << '\n';
+    std::cout << fmt::format(
+        "scheduling: main scheduler on every event, backfill every {:g} s (window {:g} h, {} jobs "
+        "per pass); seed {}\n",
+        c.sim.backfill.interval_s, c.sim.backfill.window_s / 3600, c.sim.backfill.max_job_test,
+        c.sim.seed);
+    if (c.sim.failures.node_rate_per_day > 0)
+        std::cout << fmt::format(
+            "failures: {:g} per node per day, {:g} of the nodes {:g}x as often; down {:g} h; "
+            "checkpoints every {:g} h\n",
+            c.sim.failures.node_rate_per_day, c.sim.failures.flaky_share,
+            c.sim.failures.flaky_factor, c.repair_h, c.checkpoint_h);
+    auto runs = run_policies(s, c.sim, c.policies, c.threads);
+    std::vector<Summary> rows;
+    for (const auto &r : runs)
+        rows.push_back(summarize(r, s.cluster.max_gpus_per_host));
+    std::cout << '\n' << results_table(rows, false);
+    std::cout << "\nstep times by source (jobs that started):\n" << sources_table(rows, false);
+    if (auto f = failures_table(rows, false); !f.empty())
+        std::cout << "\nfailures:\n" << f;
+    return 0;
+}
+
+int cmd_bench(Cli &c, int gpus) {
+    auto &spec = c.spec;
+    // Hosts enough for `gpus` GPUs of the node file's size.
+    ClusterSpec one = spec.cluster;
+    one.hosts = 1;
+    auto node = build_cluster(one);
+    if (!node) {
+        std::cerr << "ai-sim: " << node.error().message() << '\n';
+        return 1;
+    }
+    spec.cluster.hosts = (gpus + node->max_gpus_per_host - 1) / node->max_gpus_per_host;
+    auto scenario = prepare(spec);
+    if (!scenario) {
+        std::cerr << "ai-sim: " << scenario.error().message() << '\n';
+        return 1;
+    }
+    const Scenario &s = scenario.value();
+    for (const auto &line : s.lines)
+        std::cout << line << '\n';
+    std::cout << fmt::format("peak RSS after loading: {} MiB; one policy at a time, one thread\n\n",
+                             peak_rss_mib());
+    std::cout << fmt::format("{:<14} {:>9} {:>9} {:>11} {:>12} {:>10} {:>9} {:>12}\n", "policy",
+                             "jobs", "done", "wall s", "placements", "place ms", "RSS MiB",
+                             "vs default");
+    double baseline = 0;
+    for (const auto &p : c.policies) {
+        auto t0 = std::chrono::steady_clock::now();
+        RunResult r = simulate(s.cluster, s.jobs.jobs, s.steps, c.sim, p);
+        double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        if (p == "slurm-default")
+            baseline = wall;
+        auto sum = summarize(r, s.cluster.max_gpus_per_host);
+        std::cout << fmt::format("{:<14} {:>9} {:>9} {:>11.2f} {:>12} {:>10.0f} {:>9} {:>12}\n", p,
+                                 sum.jobs, sum.finished, wall, r.placements_tried, r.placement_ms,
+                                 peak_rss_mib(),
+                                 baseline > 0 ? fmt::format("{:.2f}x", wall / baseline) : "-");
+    }
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char **argv) {
+    CLI::App app{"ai-sim: trace-driven simulation of the suite's placements against Slurm's"};
+    app.require_subcommand(1);
+    Cli c;
+
+    auto *run = app.add_subcommand("run", "Simulate one scenario under every policy");
+    add_scenario_options(*run, c);
+    run->add_option("--policy", c.policies, "Policies to simulate (default: the four)");
+
+    auto *bench = app.add_subcommand(
+        "bench",
+        "One day of trace on a 10,000-GPU cluster: time and memory per policy (default: Philly "
+        "from 2017-10-10, 40 days laid over one)");
+    int bench_gpus = 10000;
+    add_scenario_options(*bench, c);
+    bench->add_option("--gpus", bench_gpus, "Cluster size in GPUs (DGX-2 hosts)")
+        ->capture_default_str();
+    bench->add_option("--policy", c.policies, "Policies (default: the four)");
+    // The bench's own defaults, before its options are read.
+    bench->preparse_callback([&c](std::size_t) {
+        c.spec.start = "2017-10-10";
+        c.spec.overlay = 40;
+    });
+
+    auto *report = app.add_subcommand("report", "Run the evaluation and write its report");
+    ReportOptions ro;
+    report->add_option("--out", ro.markdown, "Markdown file to write")->required();
+    report->add_option("--img", ro.image_dir, "Directory for the SVG figures")->required();
+    report->add_option("--img-link", ro.image_link,
+                       "How the markdown links the figures (default: relative to --out)");
+    report->add_option("--seeds", ro.seeds, "Seeds of the failure experiment")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    report->add_option("--threads", ro.threads, "Simulations at once")
+        ->check(CLI::Range(1, 64))
+        ->capture_default_str();
+    report->add_flag("--quick", ro.quick, "Smaller scenarios (for tests)");
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::ParseError &e) {
+        return app.exit(e) == 0 ? 0 : 2;
+    }
+    try {
+        if (*report)
+            return write_report(ro);
+        if (auto err = finish_options(c)) {
+            std::cerr << "ai-sim: " << err->message() << '\n';
+            return 1;
+        }
+        if (*bench)
+            return cmd_bench(c, bench_gpus);
+        return cmd_run(c);
+    } catch (const std::exception &e) {
+        std::cerr << "ai-sim: internal error: " << e.what() << '\n';
+        return 1;
+    }
+}

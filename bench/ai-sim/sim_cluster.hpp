@@ -1,0 +1,35 @@
+// The cluster a simulation runs on, from real files: node topologies (hwloc or NCCL XML)
+// under either a real fabric file, a fabric in the shape of a real one repeated to the
+// size asked for (testbed::shaped_topology_conf), or one switch (the measurement testbed).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/common/input_error.hpp"
+
+namespace slurm_ai::sim {
+
+struct ClusterSpec {
+    std::vector<std::string> nodes;  // "FILE" or "HOSTLIST=FILE", as ClusterFiles
+    // One of:
+    std::string fabric;     // a fabric file (topology.conf or ibnetdiscover), with
+    std::string guid_map;   // its GUID map when needed
+    std::string shape_of;   // a fabric file whose shape is repeated, with
+    std::string shape_map;  // its GUID map
+    // For shape_of and for neither (one switch):
+    int hosts = 64;
+    double host_gbps = 800;
+};
+
+struct SimCluster {
+    ClusterGraph graph;
+    std::string description;  // one line for the output
+    int max_gpus_per_host = 0;
+    int gpus = 0;
+};
+
+Parsed<SimCluster> build_cluster(const ClusterSpec &spec);
+
+}  // namespace slurm_ai::sim

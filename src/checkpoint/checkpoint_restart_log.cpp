@@ -1,0 +1,195 @@
+#include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/common/file_io.hpp"
+
+namespace slurm_ai::checkpoint {
+namespace {
+
+using nlohmann::json;
+
+std::string local_time(double t) {
+    char buf[64];
+    std::tm tm{};
+    // A log edited by hand may hold any number; only a plausible time is a date.
+    if (!(t >= 0 && t < 1e11)) {
+        std::snprintf(buf, sizeof buf, "(at %g)", t);
+        return buf;
+    }
+    std::time_t s = static_cast<std::time_t>(t);
+    localtime_r(&s, &tm);
+    std::strftime(buf, sizeof buf, "%Y-%m-%d %H:%M:%S", &tm);
+    return buf;
+}
+
+std::string fixed1(double v) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", v);
+    return buf;
+}
+
+}  // namespace
+
+void to_json(json &j, const RestartRecord &r) {
+    j = json{{"at", r.at}, {"event", r.event}, {"reason", r.reason}};
+    auto put = [&](const char *k, const std::string &v) {
+        if (!v.empty())
+            j[k] = v;
+    };
+    put("action", r.action);
+    put("nodes", r.nodes);
+    put("survivors", r.survivors);
+    put("excluded", r.excluded);
+    put("checkpoint", r.checkpoint);
+    if (r.run_start)
+        j["run_start"] = r.run_start;
+    if (!r.failed.empty())
+        j["failed"] = r.failed;
+    if (r.step_before)
+        j["step_before"] = *r.step_before;
+    if (r.step_after)
+        j["step_after"] = *r.step_after;
+    if (r.waited_s > 0)
+        j["waited_s"] = r.waited_s;
+    if (r.down_s > 0)
+        j["down_s"] = r.down_s;
+    j["restarts"] = r.restarts;
+}
+
+namespace {
+
+// A whole number of type T, or a json::type_error like the library's own (get<T>() on a
+// huge or fractional number would be undefined behaviour, not an error).
+template <class T>
+T whole(const json &j, const char *key, T fallback) {
+    if (!j.contains(key))
+        return fallback;
+    const json &v = j[key];
+    bool fits = false;
+    if (v.is_number_unsigned())
+        fits = v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+    else if (v.is_number_integer())
+        fits = v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
+               (v.get<std::int64_t>() < 0 ||
+                static_cast<std::uint64_t>(v.get<std::int64_t>()) <=
+                    static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
+    if (!fits)
+        throw json::type_error::create(
+            302, std::string(key) + " must be a whole number that fits, not " + v.dump(), &v);
+    return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>())
+                                  : static_cast<T>(v.get<std::int64_t>());
+}
+
+}  // namespace
+
+void from_json(const json &j, RestartRecord &r) {
+    r = RestartRecord{};
+    r.at = j.at("at").get<double>();
+    r.event = j.at("event").get<std::string>();
+    r.reason = j.value("reason", "");
+    r.action = j.value("action", "");
+    r.nodes = j.value("nodes", "");
+    r.survivors = j.value("survivors", "");
+    r.excluded = j.value("excluded", "");
+    r.checkpoint = j.value("checkpoint", "");
+    r.run_start = whole<std::int64_t>(j, "run_start", 0);
+    r.failed = j.value("failed", std::vector<std::string>{});
+    if (j.contains("step_before"))
+        r.step_before = whole<std::uint64_t>(j, "step_before", 0);
+    if (j.contains("step_after"))
+        r.step_after = whole<std::uint64_t>(j, "step_after", 0);
+    r.waited_s = j.value("waited_s", 0.0);
+    r.down_s = j.value("down_s", 0.0);
+    r.restarts = whole<decltype(r.restarts)>(j, "restarts", 0);
+}
+
+std::string restart_log_path(const std::string &state_dir, std::uint32_t job_id) {
+    return (std::filesystem::path(state_dir) / "ai_recover" / "jobs" /
+            (std::to_string(job_id) + ".jsonl"))
+        .string();
+}
+
+std::optional<std::string> append_record(const std::string &path, const RestartRecord &r) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (ec)
+        return path + ": " + ec.message();
+    std::string line = json(r).dump() + "\n";
+    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+    if (fd < 0)
+        return path + ": " + std::strerror(errno);
+    ssize_t n = ::write(fd, line.data(), line.size());
+    int err = errno;
+    ::close(fd);
+    if (n != static_cast<ssize_t>(line.size()))
+        return path + ": short write (" + std::string(n < 0 ? std::strerror(err) : "disk full?") +
+               ")";
+    return std::nullopt;
+}
+
+Parsed<RestartLog> read_restart_log(const std::string &path) {
+    RestartLog log;
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return log;
+    auto text = read_text_file(path, 64u << 20);
+    if (!text)
+        return text.error();
+    text::LineReader lines(text.value());
+    for (std::string_view line; lines.next(line);) {
+        if (text::trim(line).empty())
+            continue;
+        try {
+            log.records.push_back(json::parse(line).get<RestartRecord>());
+        } catch (const json::exception &) {
+            ++log.bad_lines;
+        }
+    }
+    return log;
+}
+
+std::string describe(const RestartRecord &r) {
+    std::string out = local_time(r.at) + " ";
+    if (r.event == "node_failure") {
+        out += "node failure";
+        if (!r.reason.empty())
+            out += ": " + r.reason;
+        if (r.step_before || r.step_after) {
+            out += "; checkpoint step " + (r.step_before ? std::to_string(*r.step_before) : "none");
+            if (r.step_after && r.step_after != r.step_before)
+                out += " -> " + std::to_string(*r.step_after);
+            if (r.waited_s > 0)
+                out += " (asked the survivors, waited " + fixed1(r.waited_s) + " s)";
+        }
+        if (!r.checkpoint.empty())
+            out += "; resumes from " + r.checkpoint;
+    } else if (r.event == "running_again") {
+        out += "running again on " + r.nodes;
+        if (r.down_s > 0)
+            out += ", " + fixed1(r.down_s) + " s after Slurm marked the node down";
+        if (!r.checkpoint.empty())
+            out += ", from " + r.checkpoint;
+        else
+            out += ", with no complete checkpoint (fresh start)";
+    } else {
+        out += r.event == "checkpoint_request" ? "checkpoint requested" : r.event;
+        if (!r.reason.empty())
+            out += ": " + r.reason;
+    }
+    out += " [restarts " + std::to_string(r.restarts) + "]";
+    return out;
+}
+
+}  // namespace slurm_ai::checkpoint

@@ -1,0 +1,51 @@
+#include "slurm_ai/common/file_io.hpp"
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+#include <unistd.h>
+
+namespace slurm_ai {
+
+Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in)
+        return InputError{"file", path,
+                          std::string("a readable file (") + std::strerror(errno) + ")", path, 0};
+    std::ostringstream buf;
+    buf << in.rdbuf();
+    std::string text = std::move(buf).str();
+    if (text.size() > limit)
+        return InputError{"file", path, "a file of at most " + std::to_string(limit >> 20) + " MiB",
+                          path, 0};
+    return text;
+}
+
+void write_text_file_atomically(const std::string &path, std::string_view text,
+                                const std::function<void(const std::string &)> &prepare) {
+    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    std::error_code ec;
+    try {
+        {
+            std::ofstream out(tmp, std::ios::trunc | std::ios::binary);
+            out.write(text.data(), static_cast<std::streamsize>(text.size()));
+            out.flush();
+            if (!out)
+                throw std::runtime_error("cannot write " + tmp + ": " + std::strerror(errno));
+        }
+        if (prepare)
+            prepare(tmp);
+        std::filesystem::rename(tmp, path, ec);
+        if (ec)
+            throw std::runtime_error("cannot replace " + path + ": " + ec.message());
+    } catch (...) {
+        std::filesystem::remove(tmp, ec);
+        throw;
+    }
+}
+
+}  // namespace slurm_ai

@@ -1,0 +1,26 @@
+// Slurm hostlist expressions: "sl390lin[1-5,7-11]", "n[01-10]", "a,b[1-2]". Expansion keeps
+// zero padding ("n[08-10]" -> n08 n09 n10); compression produces Slurm's own form, ranges
+// sorted numerically and grouped by prefix, suffix and padding width.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm_ai/common/input_error.hpp"
+
+namespace slurm_ai {
+
+// `field` names the expression in errors (e.g. "Nodes"). At most `limit` names.
+Parsed<std::vector<std::string>> expand_hostlist(std::string_view expr, std::string_view field,
+                                                 std::size_t limit = 1 << 20);
+
+// Inverse of expand_hostlist (order of the result is Slurm's sorted order). Duplicates are
+// dropped. Names must satisfy is_host_name() for the result to expand back to them.
+std::string compress_hostlist(std::vector<std::string> names);
+
+// True when `name` can stand as it is in a hostlist and in a Slurm config line: 1 to 255
+// printable ASCII characters, none of them blank or one of  [ ] , # = " ' \ .
+bool is_host_name(std::string_view name);
+
+}  // namespace slurm_ai

@@ -1,0 +1,54 @@
+// Which nodes a running job gains or loses when it is resized, decided on the cost model
+// the placement engine uses (never a cost of its own): growing adds the free hosts that
+// keep the grown job's communication cheapest, which are the hosts next to the job's
+// own; shrinking releases the hosts whose loss leaves the cheapest communication.
+//
+// Pure logic: the select plugin places expansion jobs with plan_grow, ai-resize and
+// ai-elasticd choose what to release with plan_shrink.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "slurm_ai/placement/cluster_state.hpp"
+#include "slurm_ai/placement/job_demand.hpp"
+#include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
+
+namespace slurm_ai {
+
+// The job's demand on `nodes` nodes: the same GPUs per node and pattern; counts that
+// make_demand derives from the size (pipeline stages, experts) follow the new size.
+JobDemand demand_at_size(const JobDemand &demand, std::uint32_t nodes);
+
+// The job on `hosts` as the cost model sees it: hosts in rank order (ring_host_order, as
+// the SPANK plugin numbers ranks), on each the demand's GPUs per node, lowest-numbered
+// of those free in `state` (all of the host's GPUs count as free without a state).
+Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std::vector<int> hosts,
+                        const ClusterState *state = nullptr);
+
+struct ResizeChoice {
+    std::vector<int> hosts;  // added (grow) or released (shrink), in the order chosen
+    double comm_before_s = 0;
+    double comm_after_s = 0;
+    std::string reason;  // why nothing could be chosen (hosts empty)
+};
+
+// Grows the job on `current` by `add` hosts taken from the usable hosts of `free` that
+// can hold one node of the job (its GPUs per node free; `usable` says the rest). One host at a
+// time, the one that makes the grown job's communication cheapest; ties go to the host fewest
+// switch hops from the job, then to Slurm's lower Weight. At most `candidates` hosts (the nearest)
+// are scored per step, so a decision stays fast on large clusters.
+ResizeChoice plan_grow(const PlacementEngine &engine, const JobDemand &demand,
+                       std::span<const int> current, const ClusterState &free, int add,
+                       int candidates = 64);
+
+// Shrinks the job by `remove` hosts, never one of `keep` (the batch host): one host at a
+// time, the one whose loss leaves the cheapest communication; ties go to the host
+// farthest from the rest of the job, then to one on the leaf holding fewest of its hosts.
+ResizeChoice plan_shrink(const PlacementEngine &engine, const JobDemand &demand,
+                         std::span<const int> current, int remove, std::span<const int> keep);
+
+}  // namespace slurm_ai

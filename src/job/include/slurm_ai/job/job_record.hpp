@@ -1,0 +1,68 @@
+// The per-job record the select plugin writes when a job starts, and that ai-explain,
+// ai-resize, ai-elasticd and ai-recover read: <StateSaveLocation>/ai_select/jobs/<id>.json.
+// One type, one path function, one reader and one writer; the JSON keys are the file
+// format admins and tools already read (ai-explain --json prints it), so they stay.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/job/job_hints.hpp"
+
+namespace slurm_ai {
+
+// What the engine decided for a job it placed.
+struct JobDecision {
+    std::string policy;  // engine, tree-bestfit, ..., engine-grow, engine-gang
+    std::string nodes;   // host list, in rank order
+    std::string ranks;   // host:gpu per rank
+    double comm_s = 0;   // modelled communication time per step
+    double lower_bound_s = 0;
+    double efficiency = 0;
+    double risk_per_day = 0;
+    std::string algorithm;  // the collective's algorithm the model chose
+    double decision_ms = 0;
+    std::string pattern;  // a CommPattern name, or "dag"
+    std::uint64_t bytes = 0;
+    bool operator==(const JobDecision &) const = default;
+};
+
+struct JobRecord {
+    std::uint32_t job_id = 0;
+    std::string nodes;  // as Slurm allocated them
+    std::string gpus;   // "n1:0,1 n2:2,3", or ""
+    JobHints hints;     // as the job typed them (hints.dag is not kept: only its size)
+    std::uint64_t dag_compact_bytes = 0;
+    std::map<std::string, std::string> options;  // option name -> the text as typed
+    std::vector<std::string> hint_errors;
+    std::optional<JobDecision> decision;  // none: placed by plain cons_tres
+    bool fell_back = false;
+    std::string fallback_reason;         // why the engine left it to cons_tres
+    std::string cons_tres_would_choose;  // with Debug=yes
+    std::string elastic_start;           // how a clamped --ai-elastic job started
+    std::int64_t recorded_at = 0;        // seconds since the epoch
+};
+
+// <state_dir>/ai_select/jobs/<job_id>.json
+std::string job_record_path(const std::string &state_dir, std::uint32_t job_id);
+
+void to_json(nlohmann::json &j, const JobDecision &d);
+void from_json(const nlohmann::json &j, JobDecision &d);
+void to_json(nlohmann::json &j, const JobRecord &r);
+// Throws nlohmann::json::exception on a record of the wrong shape (read_job_record turns
+// that into an InputError).
+void from_json(const nlohmann::json &j, JobRecord &r);
+
+// The job's record; an error naming the file when it is missing, unreadable or not a
+// record (the job has not started, or was not placed by select/ai_cons_tres).
+Parsed<JobRecord> read_job_record(const std::string &state_dir, std::uint32_t job_id);
+// Writes it atomically (readers never see half a record). Throws on I/O errors.
+void write_job_record(const std::string &state_dir, const JobRecord &r);
+
+}  // namespace slurm_ai

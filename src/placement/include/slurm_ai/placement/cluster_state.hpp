@@ -1,0 +1,38 @@
+// What is free in the cluster when a job is placed, and what the engine remembers about
+// it: free GPUs per host, hosts that can take the job at all, Slurm's node weights, recent
+// failures, and how loaded each switch's uplinks already are.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "slurm_ai/topology/cluster_graph.hpp"
+
+namespace slurm_ai {
+
+struct Placement;
+
+// Up to 64 GPUs per host.
+using GpuMask = std::uint64_t;
+
+struct ClusterState {
+    explicit ClusterState(const ClusterGraph &graph);  // everything free and usable
+
+    const ClusterGraph *graph;
+    std::vector<GpuMask> free_gpus;    // per host: bit i set = GPU i free
+    std::vector<std::uint8_t> usable;  // per host: 1 if the job may run there at all
+    std::vector<double> weight;        // per host: Slurm's node Weight (lower preferred)
+    std::vector<double> failures;      // per host: decayed count of recent failures
+    std::vector<double> uplink_load;   // per Fabric node (switches): share of uplink
+                                       // capacity other jobs use, in [0, 1)
+
+    int free_gpu_count(int host) const;
+    bool host_free(int host) const;  // usable with every GPU free
+    // Takes a placement's GPUs (and, for GPU-less jobs, whole hosts) out of the free view.
+    void allocate(const Placement &p);
+    void release(const Placement &p);
+};
+
+GpuMask all_gpus(int count);
+
+}  // namespace slurm_ai

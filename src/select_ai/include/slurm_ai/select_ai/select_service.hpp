@@ -1,0 +1,175 @@
+// The select plugin's mind, without Slurm: it holds the configuration, the cluster graph
+// and the engine, decides where each job should go given the free view slurmctld hands
+// it, remembers the decision until the job starts, writes the per-job record that
+// ai-explain shows, and keeps the failure history across restarts.
+//
+// Nodes are named by slurmctld's node index; the service maps them to the fabric's hosts
+// by name. Every public function is safe to call in any state: before a successful load
+// every job passes through to cons_tres.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/job/job_options.hpp"
+#include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
+
+namespace slurm_ai {
+
+struct SelectJob {
+    std::uint32_t job_id = 0;
+    std::uint32_t min_nodes = 1, max_nodes = 1;
+    std::uint32_t gpus_per_node = 0, total_gpus = 0, tasks = 1;
+    std::uint32_t pending_s = 0;
+    std::vector<const char *> env;  // the job's SPANK environment
+};
+
+struct SelectNode {
+    bool usable = false;  // in the candidate bitmap
+    std::uint64_t free_gpus = 0;
+    double weight = 1;  // Slurm's node Weight
+};
+
+struct SelectOutcome {
+    enum class Kind { kPlaced, kWait, kPassthrough } kind = Kind::kPassthrough;
+    std::vector<int> nodes;   // Slurm node indexes, in rank order (kPlaced)
+    std::vector<int> widen;   // the subtree around them, for a second try
+    std::string reason;       // kWait/kPassthrough: why; kPlaced: a summary
+    bool log_reason = false;  // true the first time this job falls back
+    // Node counts for cons_tres where they differ from the job's request: an elastic job
+    // (--ai-elastic=MIN:MAX) starts with what fits between MIN and MAX. 0: the request's.
+    std::uint32_t min_nodes = 0, max_nodes = 0, req_nodes = 0;
+    std::string comment;  // for a job that waits: its SystemComment (a gang's reason)
+};
+
+// A job of the gang of the job under test, as the adapter found it in slurmctld's list.
+struct SelectGangMember {
+    SelectJob job;
+    MemberState state = MemberState::kPending;
+    bool eligible = true;
+    std::int64_t submit_time = 0;
+    std::vector<std::uint8_t> usable;  // per Slurm node, for pending members
+};
+
+class SelectService {
+  public:
+    SelectService();
+    ~SelectService();
+
+    // Reads the configuration and the topology it names. On any error the previous
+    // state (if any) stays in force and the error is returned.
+    std::optional<std::string> load(const std::string &conf_path, const std::string &default_fabric,
+                                    const std::vector<std::string> &slurm_nodes);
+    bool ready() const;
+    const PluginConfig *config() const;
+
+    SelectOutcome decide(const SelectJob &job, std::span<const SelectNode> nodes);
+    // An expansion job (--dependency=expand:J) is placed for J: `expands` are the Slurm
+    // nodes J holds, `expands_env` J's SPANK environment; the new nodes are those that
+    // keep the grown J's communication cheapest (plan_grow), next to J's own.
+    SelectOutcome decide_expansion(const SelectJob &job, std::uint32_t expands_job_id,
+                                   std::span<const int> expands,
+                                   const std::vector<const char *> &expands_env,
+                                   std::span<const SelectNode> nodes);
+
+    // A job of a gang (--ai-gang). It waits, with a reason, until every member is pending;
+    // then all pending members are placed at once and the plan is kept: each member
+    // starts on its planned nodes, and gang_reserved() keeps other jobs off them. With
+    // place false (backfill's will-run test) only the barrier is checked: kPassthrough
+    // when the gang may start, kWait otherwise.
+    SelectOutcome decide_gang(const SelectJob &job, std::uint32_t user_id,
+                              std::span<const SelectGangMember> members,
+                              std::span<const SelectNode> nodes, std::int64_t now, bool place);
+    // Slurm nodes planned for gang members that have not started, of gangs other than
+    // job_id's own; another job's run-now test leaves them out.
+    std::vector<int> gang_reserved(std::uint32_t job_id, std::int64_t now);
+    // Writes <state_dir>/ai_select/gangs.json (what ai-elasticd reads to release timed-out
+    // gangs and act on failed members) when a gang changed since the last write.
+    std::optional<std::string> save_gangs(const std::string &state_dir, std::int64_t now);
+    // The node counts an --ai-elastic job may start with: MIN:MAX as typed in its SPANK
+    // environment, clamped into the node range slurmctld accepts for it (elastic_within).
+    std::optional<ElasticSpec> elastic_start(std::uint32_t job_id, std::span<const char *const> env,
+                                             NodeRange slurm);
+    // The job's --ai-* options, decoded once per job and environment (every reader in
+    // slurmctld goes through here; the C adapter through ai_select_job_traits).
+    const JobOptions &options(std::uint32_t job_id, std::span<const char *const> env) {
+        return options_.get(job_id, env);
+    }
+    // How many times a job's environment was decoded, and how many jobs are cached.
+    std::uint64_t option_decodes() const { return options_.decodes(); }
+    std::size_t cached_jobs() const { return options_.size(); }
+
+    // At job start: writes <state_dir>/ai_select/jobs/<id>.json and returns the one-line
+    // summary for the job's SystemComment. `slurm` is the node range slurmctld accepts for
+    // the job: when its start range (elastic_within) is not its --ai-elastic MIN:MAX, the
+    // record (`elastic_start`) and the summary say so.
+    std::string record(const std::string &state_dir, std::uint32_t job_id, const std::string &nodes,
+                       const std::string &gpus, const std::vector<const char *> &env,
+                       const std::string &stock_nodes, NodeRange slurm = {});
+    void forget(std::uint32_t job_id);
+
+    // A node went down: its decayed failure count grows and steers placements away.
+    void note_failure(const std::string &node, double now_s);
+    double failures(const std::string &node, double now_s) const;
+
+    // The failure history, as JSON in <dir>/ai_select_state.json.
+    std::optional<std::string> save_state(const std::string &dir) const;
+    std::optional<std::string> restore_state(const std::string &dir);
+
+  private:
+    struct Loaded;
+    std::unique_ptr<Loaded> loaded_;
+    struct History {
+        double count = 0;
+        double at_s = 0;
+    };
+    std::map<std::string, History> failures_;
+    std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
+    // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
+    std::map<std::uint32_t, std::string> fallbacks_;
+    JobOptionsCache options_;
+
+    // The job's demand from its request and options (the configured default pattern, its
+    // DAG); nullopt with the reason when the DAG cannot be read or does not fit the job.
+    std::optional<JobDemand> demand_of(const SelectJob &job, const JobOptions &options,
+                                       std::string *why) const;
+    // What is free for the job: its candidate nodes as hosts, their free GPUs, Weight
+    // and failure history; `candidates` counts the usable hosts.
+    ClusterState free_view(std::span<const SelectNode> nodes, int *candidates) const;
+    // A placement becomes the job's outcome (nodes, widening subtree, summary) and its
+    // decision is kept for the record written at its start.
+    SelectOutcome placed(const SelectJob &job, const JobDemand &demand, const Placement &p,
+                         const ClusterState &state);
+
+    struct GangPlan {
+        std::map<std::uint32_t, std::vector<int>> nodes;  // member -> Slurm nodes
+        std::set<std::uint32_t> started;
+        std::int64_t made_at = 0;
+    };
+    struct GangStatus {
+        std::uint32_t user_id = 0;
+        GangSpec spec;
+        std::set<std::uint32_t> members;
+        std::string status, reason;
+        std::int64_t deadline = 0, updated = 0;
+    };
+    std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
+    std::map<std::string, GangStatus> gangs_;     // gang key -> last verdict
+    bool gangs_dirty_ = false;
+};
+
+// A gang plan that none of its members has started on within this time is dropped, so
+// that nodes are never held for a gang slurmctld no longer tries to start.
+inline constexpr std::int64_t kGangPlanTtlS = 120;
+
+inline constexpr double kFailureHalfLifeS = 7 * 86400.0;
+
+}  // namespace slurm_ai

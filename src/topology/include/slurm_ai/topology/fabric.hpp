@@ -1,0 +1,132 @@
+// The cluster's network fabric: switches, hosts (HCAs) and the links between them, from
+// Slurm's topology.conf, from `ibnetdiscover` output (with an optional GUID-to-hostname
+// map), or from live InfiniBand discovery. Every loader returns Parsed<Fabric>: a fabric,
+// or an InputError naming file, line and field. None throws on bad input.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json_fwd.hpp>
+
+#include "slurm_ai/common/input_error.hpp"
+
+namespace slurm_ai {
+
+// Width x speed of an InfiniBand link, e.g. "4xQDR", as a data rate per direction.
+struct LinkRate {
+    int width = 4;      // lanes: 1, 2, 4, 8 or 12
+    std::string speed;  // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
+    double gbps = 0;    // data rate per direction in Gb/s (after line encoding)
+};
+// Per-lane data rates: SDR 2, DDR 4, QDR 8, FDR10 10, FDR 13.64, EDR 25, HDR 50, NDR 100,
+// XDR 200 Gb/s. Accepts "4xQDR", "4X QDR", "QDR" (width 4). Case-insensitive.
+Parsed<LinkRate> parse_link_rate(std::string_view text);
+
+struct FabricNode {
+    std::string name;  // hostname for hosts (after the GUID map), "S-<guid>" or
+                       // the SwitchName for switches
+    std::string guid;  // node GUID as 16 hex digits, empty when unknown
+    bool is_switch = false;
+    std::string description;  // ibnetdiscover's node description, if any
+    int ports = 0;            // port count, 0 when unknown
+    int level = -1;           // switches: 0 = leaf (has hosts), else 1 + min level of a
+                              // neighbouring switch nearer the hosts; hosts: -1
+};
+
+struct FabricLink {
+    int a = -1, b = -1;          // indexes into Fabric::nodes
+    int port_a = 0, port_b = 0;  // 0 when unknown (topology.conf)
+    LinkRate rate;               // topology.conf links: width 0, speed empty, gbps set
+};
+
+// Bandwidth a switch has towards its hosts and lower switches (down) and towards higher
+// switches (up). Oversubscription is down/up; 0 for a switch with no uplinks (a root).
+struct SwitchStats {
+    double down_gbps = 0;
+    double up_gbps = 0;
+    double oversubscription = 0;
+};
+
+struct Fabric {
+    std::string source;  // file path, or "live"
+    std::string format;  // "topology.conf", "ibnetdiscover", "live-ib"
+    std::vector<FabricNode> nodes;
+    std::vector<FabricLink> links;
+
+    int find(std::string_view name) const;  // index or -1
+    std::vector<int> switches() const;      // indexes, in node order
+    std::vector<int> hosts() const;
+    // Link indexes at each node (built by index_links(); loaders call it).
+    std::vector<std::vector<int>> links_of;
+
+    void index_links();
+    // Sets FabricNode::level for every switch (BFS from the leaf switches); a switch that
+    // no path of switches joins to a leaf keeps level -1.
+    void infer_levels();
+    // Down counts links to hosts and to lower-level switches, up links to higher-level
+    // ones; links to a switch of the same or unknown level count in neither.
+    SwitchStats switch_stats(int sw) const;
+    int max_level() const;
+};
+
+// Slurm's topology.conf: SwitchName=, Switches=, Nodes=, LinkSpeed= (read as Gb/s per
+// link; links without it get default_gbps). Comments (#) and line continuations (\) as
+// Slurm allows. Unknown keys, a switch defined twice and references to undefined switches
+// are errors naming the line.
+// Keys are case-insensitive; a node under several switches gets a link to each. Two
+// switches that list each other get one link (Slurm itself rejects that cycle as "not a
+// tree"; this model is a graph and keeps it). At most 2^20 names per file.
+Parsed<Fabric> parse_topology_conf(std::string_view text, std::string_view source,
+                                   double default_gbps = 100.0);
+Parsed<Fabric> load_topology_conf(const std::string &path, double default_gbps = 100.0);
+
+// Writes topology.conf for a fabric: one SwitchName line per switch, in the fabric's
+// switch order, with Nodes= (hostlist-compressed) and Switches= (links to other switches),
+// and LinkSpeed= when all the switch's links share one rate.
+// Switches= follows Slurm's tree convention: it names the neighbouring switches *below*
+// the switch (lower level, as infer_levels() computes on a copy), so Slurm never sees a
+// cycle. A link between two switches of the same level is listed once, under the one later
+// in node order. "The switch's links" for LinkSpeed= are the ones its line declares (to its
+// Nodes= and Switches=); the rate is rounded to whole Gb/s since Slurm reads an integer.
+// Parallel links collapse to one; hosts on no switch and host-to-host links are left out.
+std::string write_topology_conf(const Fabric &fabric);
+
+// GUID-to-hostname map, one "NAME HOSTNAME" per line, '#' comments. NAME is an
+// ibnetdiscover node name ("H-0002c90300080e84") or a bare GUID ("0x0002c9..." or hex).
+using GuidMap = std::map<std::string, std::string>;  // key: 16 lowercase hex digits
+// Hostnames may be in double quotes (OFED node-name-map style); each must satisfy
+// is_host_name(). A GUID mapped twice to different names is an error.
+Parsed<GuidMap> parse_guid_map(std::string_view text, std::string_view source);
+Parsed<GuidMap> load_guid_map(const std::string &path);
+// A GUID as GuidMap keys it: "H-0002c90300080e84", "S-...", "R-...", "0x2c90300080e84" or
+// bare hex (1 to 16 digits, any case) -> "0002c90300080e84". Errors name `field`.
+Parsed<std::string> parse_guid(std::string_view text, std::string_view field);
+
+// `ibnetdiscover` output (default format): Switch/Ca blocks with their port lines. Hosts
+// are named by the map when it has their GUID, else by ibnetdiscover's "H-<guid>" name.
+// Each physical link is added once although both of its ends list it; a node seen only in
+// another node's port lines still becomes a node. HCAs the map gives the same hostname
+// (a host with several HCAs) become one host with a link per HCA. Routers ("Rt" blocks,
+// "R-<guid>" peers) are not part of the model and are skipped. A rate ibnetdiscover could
+// not name ("4x???") gives a link of 0 Gb/s; any other unknown rate is an error.
+Parsed<Fabric> parse_ibnetdiscover(std::string_view text, std::string_view source,
+                                   const GuidMap *map = nullptr);
+Parsed<Fabric> load_ibnetdiscover(const std::string &path, const GuidMap *map = nullptr);
+
+// Live discovery through libibnetdisc from the first active HCA port. Without an HCA (or
+// without permission to use umad) it returns an InputError whose message says so; it
+// never crashes.
+Parsed<Fabric> discover_ib_fabric(const GuidMap *map = nullptr);
+
+// {source, format, max_level, switches: [{name, guid, description, ports, level, down_gbps,
+// up_gbps, oversubscription}], hosts: [{name, guid, description, ports}], links: [{a, b,
+// port_a, port_b, rate, gbps}]}, empty fields left out. Strings are printable ASCII (other
+// bytes become '?'), so dump() never throws.
+void to_json(nlohmann::json &j, const Fabric &f);
+
+}  // namespace slurm_ai

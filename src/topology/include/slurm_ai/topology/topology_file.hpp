@@ -1,0 +1,26 @@
+// Any topology file the suite reads, told apart by content: hwloc XML, NCCL topology XML,
+// Slurm topology.conf or ibnetdiscover output.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <variant>
+
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
+
+namespace slurm_ai {
+
+enum class TopologyFileKind { kHwlocXml, kNcclXml, kTopologyConf, kIbnetdiscover };
+std::string_view to_string(TopologyFileKind k);
+
+// Looks at the first non-comment content: <topology> (hwloc), <system> (NCCL), a
+// SwitchName= line (topology.conf), or Switch/Ca/vendid= lines (ibnetdiscover).
+Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source);
+
+using TopologyFile = std::variant<NodeTopology, Fabric>;
+// Reads and parses a file of any of the four kinds; the map applies to ibnetdiscover.
+Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map = nullptr);
+
+}  // namespace slurm_ai
