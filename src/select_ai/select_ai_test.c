@@ -1,0 +1,303 @@
+/*
+ * The job test: the engine's decision on slurmctld's free view, applied through cons_tres
+ * (which keeps the exact core, memory and GRES accounting), for gang members and for every
+ * other job.
+ */
+#include "select_ai_internal.h"
+
+static void _outcome_init(ai_outcome_t *out) {
+    memset(out, 0, sizeof(*out));
+    out->nodes = xcalloc(node_record_count + 1, sizeof(int));
+    out->widen = xcalloc(node_record_count + 1, sizeof(int));
+}
+
+static void _outcome_free(ai_outcome_t *out) {
+    xfree(out->nodes);
+    xfree(out->widen);
+}
+
+/*
+ * Asks the engine about a job, with the candidate nodes of `bitmap` and slurmctld's GRES
+ * state. Fills `out` (when given; _outcome_free releases it) and returns AI_PLACED,
+ * AI_WAIT or AI_PASSTHROUGH; an engine error is a passthrough.
+ */
+static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_outcome_t *out) {
+    ai_outcome_t local;
+    ai_node_t *view = ai_view_of(job_ptr, bitmap, req->min_nodes);
+    char err[512] = "";
+
+    if (!out)
+        out = &local;
+    _outcome_init(out);
+    if (ai_select_decide(req, view, node_record_count, out, err, sizeof(err)) < 0) {
+        out->kind = AI_PASSTHROUGH;
+        out->log_reason = 1;
+        snprintf(out->reason, sizeof(out->reason), "engine error: %s", err);
+    }
+    xfree(view);
+    if (out == &local)
+        _outcome_free(&local);
+    return out->kind;
+}
+
+/*
+ * Node counts for cons_tres: an elastic job (--ai-elastic=MIN:MAX) may start with any
+ * count of its range, which the service has already clamped into slurmctld's
+ * min_nodes..max_nodes (elastic_within), so the job never gets fewer nodes than Slurm
+ * accepts for it.
+ */
+static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
+                         const ai_outcome_t *out, uint32_t *min_nodes, uint32_t *max_nodes,
+                         uint32_t *req_nodes) {
+    uint32_t lo = 0, hi = 0, slurm_min = *min_nodes, slurm_max = *max_nodes;
+
+    if (out && out->min_nodes) {
+        *min_nodes = out->min_nodes;
+        *max_nodes = out->max_nodes;
+        *req_nodes = out->req_nodes;
+        return;
+    }
+    if (!traits->elastic)
+        return;
+    ai_task_bounds(job_ptr, &slurm_min, &slurm_max);
+    if (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
+                                job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo, &hi) > 0) {
+        *min_nodes = lo;
+        *max_nodes = hi;
+        *req_nodes = hi;
+    }
+}
+
+/*
+ * A placed job: cons_tres allocates on exactly the engine's nodes; if it refuses them,
+ * it gets the engine's whole subtree, and then (full_fallback) the full candidate bitmap.
+ */
+static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcome_t *out,
+                        uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                        List preemptee_candidates, List *preemptee_job_list,
+                        bitstr_t *exc_core_bitmap, bool full_fallback) {
+    bitstr_t *orig = bit_copy(bitmap), *attempt;
+    int rc = SLURM_ERROR;
+
+    if (ai_select_debug()) {
+        /* What plain cons_tres would choose, for the record; run-now selects, allocates not. */
+        bitstr_t *stock = bit_copy(orig);
+        if (cons_tres.job_test(job_ptr, stock, min_nodes, max_nodes, req_nodes, mode,
+                               preemptee_candidates, NULL, exc_core_bitmap) == SLURM_SUCCESS) {
+            char *names = bitmap2node_name(stock);
+            ai_select_note_stock(job_ptr->job_id, names);
+            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type, job_ptr,
+                     names);
+            xfree(names);
+        }
+        FREE_NULL_BITMAP(stock);
+    }
+    for (int step = 0; step < (full_fallback ? 3 : 2); step++) {
+        if (step == 0)
+            attempt = ai_bitmap_of(out->nodes, out->nodes_len);
+        else if (step == 1)
+            attempt = ai_bitmap_of(out->widen, out->widen_len);
+        else
+            attempt = bit_copy(orig);
+        bit_and(attempt, orig);
+        rc = cons_tres.job_test(
+            job_ptr, attempt, min_nodes, max_nodes,
+            step == 0 ? MIN(MAX(out->nodes_len, min_nodes), max_nodes) : req_nodes, mode,
+            preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        if (rc == SLURM_SUCCESS) {
+            bit_copybits(bitmap, attempt);
+            if (step > 0)
+                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", plugin_type,
+                     job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
+            else
+                log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out->reason);
+            FREE_NULL_BITMAP(attempt);
+            break;
+        }
+        FREE_NULL_BITMAP(attempt);
+    }
+    FREE_NULL_BITMAP(orig);
+    return rc;
+}
+
+/*
+ * A gang member (--ai-gang): waits, with its reason in SystemComment, until every member
+ * is pending; then the whole gang is placed at once and each member starts on its share
+ * (see SelectService::decide_gang). Backfill's will-run test only checks the barrier, so
+ * that no member gets a reservation before its gang can start.
+ */
+static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, bitstr_t *bitmap,
+                          uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                          List preemptee_candidates, List *preemptee_job_list,
+                          bitstr_t *exc_core_bitmap) {
+    ai_gang_member_t *members = NULL;
+    uint32_t count = 0, cap = 0;
+    ai_job_t req;
+    ai_outcome_t out;
+    ai_node_t *view;
+    job_record_t *m;
+    ListIterator it;
+    time_t now = time(NULL);
+    char err[512] = "";
+    int rc;
+    const int place = mode == SELECT_MODE_RUN_NOW;
+
+    ai_job_request(job_ptr, min_nodes, max_nodes, &req);
+    it = list_iterator_create(*ai_ctld.job_list);
+    while ((m = list_next(it))) {
+        ai_job_traits_t mt;
+        ai_gang_member_t *gm;
+        if (m->user_id != job_ptr->user_id)
+            continue;
+        ai_read_traits(m, &mt);
+        if (xstrcmp(mt.gang, traits->gang))
+            continue;
+        if (count == cap) {
+            cap = cap ? 2 * cap : 8;
+            xrecalloc(members, cap, sizeof(*members));
+        }
+        gm = &members[count++];
+        ai_job_request(m, m->details ? m->details->min_nodes : 1,
+                       m->details && m->details->max_nodes ? m->details->max_nodes
+                       : m->details                        ? m->details->min_nodes
+                                                           : 1,
+                       &gm->job);
+        gm->state = IS_JOB_PENDING(m) && !IS_JOB_COMPLETING(m) ? AI_MEMBER_PENDING
+                    : IS_JOB_RUNNING(m) || IS_JOB_SUSPENDED(m) ? AI_MEMBER_RUNNING
+                                                               : AI_MEMBER_ENDED;
+        gm->eligible =
+            gm->state == AI_MEMBER_PENDING && m->priority != 0 &&
+            (!m->details || !m->details->begin_time || m->details->begin_time <= now) &&
+            (!m->details || !m->details->depend_list || !list_count(m->details->depend_list));
+        gm->submit_time = m->details ? m->details->submit_time : 0;
+        if (gm->state == AI_MEMBER_PENDING && m != job_ptr && place)
+            gm->usable = ai_member_usable(m);
+    }
+    list_iterator_destroy(it);
+
+    view = ai_view_of(job_ptr, bitmap, req.min_nodes);
+    if (place) {
+        /* Free GPUs of the nodes the other members may use count in the joint placement. */
+        for (uint32_t i = 0; i < count; i++)
+            for (int n = 0; members[i].usable && n < node_record_count; n++)
+                if (members[i].usable[n] && !view[n].usable && node_record_table_ptr[n]) {
+                    view[n].free_gpus = ai_free_gpus(node_record_table_ptr[n]);
+                    view[n].weight = node_record_table_ptr[n]->weight;
+                }
+    }
+    _outcome_init(&out);
+    if (ai_select_decide_gang(&req, members, count, view, node_record_count, now, place, &out, err,
+                              sizeof(err)) < 0) {
+        /* An engine failure must not start one member alone: the gang waits. */
+        out.kind = AI_WAIT;
+        snprintf(out.reason, sizeof(out.reason), "gang engine error: %s", err);
+        error("%s: %pJ: %s", plugin_type, job_ptr, out.reason);
+    }
+    if (out.comment[0] && xstrcmp(job_ptr->system_comment, out.comment)) {
+        xfree(job_ptr->system_comment);
+        job_ptr->system_comment = xstrdup(out.comment);
+        log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.comment);
+    }
+    if (ai_select_gangs_save(slurm_conf.state_save_location, now, err, sizeof(err)) < 0)
+        error("%s: cannot write the gangs' state: %s", plugin_type, err);
+
+    _node_counts(job_ptr, traits, &out, &min_nodes, &max_nodes, &req_nodes);
+    if (out.kind == AI_WAIT)
+        rc = SLURM_ERROR;
+    else if (out.kind == AI_PASSTHROUGH)
+        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    else
+        /* Never the full candidate set: it would reach into the other members' nodes. */
+        rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, false);
+
+    _outcome_free(&out);
+    xfree(view);
+    for (uint32_t i = 0; i < count; i++) {
+        ai_job_request_free(&members[i].job);
+        xfree(members[i].usable);
+    }
+    xfree(members);
+    ai_job_request_free(&req);
+    return rc;
+}
+
+/*
+ * Run-now: the engine picks the nodes from the candidates and cons_tres allocates on
+ * exactly those (see _test_placed). Will-run (backfill) and test-only go to cons_tres
+ * unchanged, so that their start times are the ones run-now will meet: the engine always
+ * finds a placement when cons_tres does, unless the job asked for locality. Gang members
+ * go through _gang_job_test; other jobs' run-now tests leave out the nodes planned for
+ * gang members that have not started yet.
+ */
+int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
+                List *preemptee_job_list, bitstr_t *exc_core_bitmap) {
+    ai_job_t req;
+    ai_outcome_t out;
+    ai_job_traits_t traits;
+    int rc;
+    uint32_t n_held;
+
+    ai_note_down_nodes();
+    ai_restore_expansion_link(job_ptr);
+    ai_read_traits(job_ptr, &traits);
+    /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
+    if (mode != SELECT_MODE_TEST_ONLY && traits.gang[0] && ai_ctld.found)
+        return _gang_job_test(job_ptr, &traits, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    /* Nothing to allocate while no gang has a plan (the common case). */
+    if (mode == SELECT_MODE_RUN_NOW &&
+        (n_held = ai_select_gang_reserved(job_ptr->job_id, time(NULL), NULL, 0))) {
+        int *held = xcalloc(n_held, sizeof(int));
+        n_held = MIN(n_held, ai_select_gang_reserved(job_ptr->job_id, time(NULL), held, n_held));
+        for (uint32_t i = 0; i < n_held; i++)
+            if (held[i] >= 0 && held[i] < bit_size(bitmap))
+                bit_clear(bitmap, held[i]);
+        xfree(held);
+    }
+    /*
+     * Backfill must not reserve nodes for a job that waits for locality: the engine would
+     * not start it there, and the reservation would hold back every job behind it. When
+     * hard locality will be met cannot be foreseen, so such jobs get no reservation and
+     * start when run-now finds them a compact placement; soft locality waits only while
+     * the engine says so.
+     */
+    if (mode == SELECT_MODE_WILL_RUN && traits.locality) {
+        bool wait;
+        if (traits.locality == 2)
+            return SLURM_ERROR;
+        wait = ai_job_request(job_ptr, min_nodes, max_nodes, &req) &&
+               _decide(job_ptr, bitmap, &req, NULL) == AI_WAIT;
+        ai_job_request_free(&req);
+        if (wait)
+            return SLURM_ERROR;
+    }
+    if (mode != SELECT_MODE_RUN_NOW || !ai_job_request(job_ptr, min_nodes, max_nodes, &req)) {
+        if (mode == SELECT_MODE_RUN_NOW)
+            ai_job_request_free(&req);
+        _node_counts(job_ptr, &traits, NULL, &min_nodes, &max_nodes, &req_nodes);
+        return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    }
+
+    _decide(job_ptr, bitmap, &req, &out);
+    ai_job_request_free(&req);
+    _node_counts(job_ptr, &traits, &out, &min_nodes, &max_nodes, &req_nodes);
+
+    if (out.kind == AI_WAIT) {
+        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);
+        rc = SLURM_ERROR;
+    } else if (out.kind == AI_PASSTHROUGH) {
+        if (out.log_reason)
+            info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
+        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
+                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+    } else {
+        rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
+                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, true);
+    }
+    _outcome_free(&out);
+    return rc;
+}
