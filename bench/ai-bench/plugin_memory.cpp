@@ -67,7 +67,7 @@ Figures measure(const fs::path &dir, int nodes, const std::string &node_file, in
     auto service = std::make_unique<SelectService>();
     auto t0 = std::chrono::steady_clock::now();
     if (auto err = service->load(conf.string(), fabric.string(), names))
-        throw std::runtime_error(*err);
+        throw std::runtime_error(err->message());
     auto t1 = std::chrono::steady_clock::now();
     f.load_ms = std::chrono::duration<double, std::milli>(t1 - t0).count();
     f.model = heap_in_use() - before;

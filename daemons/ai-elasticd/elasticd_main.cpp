@@ -33,15 +33,14 @@
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
-#include <nlohmann/json.hpp>
 
-#include "slurm_ai/slurm/resize_ops.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
 #include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/job/job_record.hpp"
-#include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/slurm/resize_ops.hpp"
 
-using nlohmann::json;
 using namespace slurm_ai;
 using namespace slurm_ai::elastic;
 namespace fs = std::filesystem;
@@ -191,74 +190,60 @@ class Daemon {
         return fs::exists(job_record_path(model_->state_dir, job_id), ec);
     }
 
-    json read_gangs() const {
-        auto path = fs::path(model_->state_dir) / "ai_select" / "gangs.json";
-        std::error_code ec;
-        if (!fs::exists(path, ec))
-            return json::object();
-        auto text = read_text_file(path.string(), 64u << 20);
-        if (!text)
-            return json::object();
-        json j = json::parse(text.value(), nullptr, false);
-        return j.is_discarded() ? json::object() : j;
-    }
-
     void run_gangs(std::int64_t now) {
-        json file = read_gangs();
+        auto file = read_gang_file(model_->state_dir);
         gangs_waiting_.clear();
-        if (!file.contains("gangs"))
+        if (!file) {
+            // Written atomically by the plugin: a bad file is damage, said once per change.
+            if (file.error().message() != gang_file_error_)
+                log("gangs left alone: " + file.error().message());
+            gang_file_error_ = file.error().message();
             return;
-        for (const auto &g : file["gangs"]) {
-            const std::string key = g.value("key", "");
-            const std::string name = g.value("name", "");
-            const std::string status = g.value("status", "");
-            const std::int64_t deadline = g.value("deadline", std::int64_t{0});
-            std::vector<std::uint32_t> members = g.value("members", std::vector<std::uint32_t>{});
+        }
+        gang_file_error_.clear();
+        for (const GangRecord &g : file.value()) {
             std::vector<const JobInfo *> live;
-            for (auto id : members)
+            for (auto id : g.members)
                 if (auto it = jobs_.find(id); it != jobs_.end() && !it->second.ended())
                     live.push_back(&it->second);
             const bool any_running = std::any_of(live.begin(), live.end(),
                                                  [](const JobInfo *j) { return j->running(); });
-            if (status == "waiting" || status == "timed_out")
+            if (g.state == GangState::kWaiting || g.state == GangState::kTimedOut)
                 for (const auto *j : live)
                     gangs_waiting_.insert(j->job_id);
             // TIMEOUT passed before the gang could start: its pending members go.
-            if (deadline > 0 && now >= deadline && !any_running && !live.empty() &&
-                !state_.gangs_released.count(key)) {
+            if (g.deadline > 0 && now >= g.deadline && !any_running && !live.empty() &&
+                !state_.gangs_released.count(g.key)) {
                 const std::string why = fmt::format(
                     "ai: gang {} timed out after {} s with {} of {} members; released by "
                     "ai-elasticd",
-                    name, g.value("timeout_s", 0), live.size(), g.value("size", 0));
+                    g.spec.name, g.spec.timeout_s, live.size(), g.spec.size);
                 for (const auto *j : live) {
                     if (!j->pending())
                         continue;
                     slurm_.set_admin_comment(j->job_id, why);
                     slurm_.cancel(j->job_id);
                 }
-                state_.gangs_released.insert(key);
-                log(fmt::format("gang {} ({}): {}", name, key, why.substr(4)));
+                state_.gangs_released.insert(g.key);
+                log(fmt::format("gang {} ({}): {}", g.spec.name, g.key, why.substr(4)));
             }
             // A member that ran and failed ends the others (onfail=kill, gang_member_failed).
-            GangSpec spec;
-            spec.name = name;
-            spec.keep_on_failure = g.value("onfail", "kill") == "keep";
-            for (auto id : members) {
+            for (auto id : g.members) {
                 auto it = jobs_.find(id);
                 if (it == jobs_.end() || !it->second.ended() || state_.failures_handled.count(id) ||
-                    !gang_member_failed(spec, it->second.state) || !started(id))
+                    !gang_member_failed(g.spec, it->second.state) || !started(id))
                     continue;
                 state_.failures_handled.insert(id);
                 if (live.empty())
                     continue;
                 const std::string why =
                     fmt::format("ai: gang {}: member {} ended {}; ended with it (onfail=kill)",
-                                name, id, it->second.state);
+                                g.spec.name, id, it->second.state);
                 for (const auto *j : live) {
                     slurm_.set_admin_comment(j->job_id, why);
                     slurm_.cancel(j->job_id);
                 }
-                log(fmt::format("gang {} ({}): {}", name, key, why.substr(4)));
+                log(fmt::format("gang {} ({}): {}", g.spec.name, g.key, why.substr(4)));
                 live.clear();
             }
         }
@@ -383,6 +368,7 @@ class Daemon {
     std::map<std::uint32_t, JobInfo> jobs_;
     std::map<std::uint32_t, JobHints> hints_;
     std::set<std::uint32_t> gangs_waiting_;
+    std::string gang_file_error_;      // the last one logged
     std::set<std::uint32_t> resized_;  // in this look
     bool unreachable_ = false;
 };

@@ -75,7 +75,7 @@ extern "C" int ai_select_load(const char *conf_path, const char *default_fabric,
         std::vector<std::string> names(node_names, node_names + node_count);
         if (auto e = service().load(conf_path ? conf_path : "",
                                     default_fabric ? default_fabric : "", names)) {
-            copy_message(err, errlen, *e);
+            copy_message(err, errlen, e->message());
             return -1;
         }
         return 0;
@@ -161,7 +161,7 @@ extern "C" int ai_select_state_save(const char *dir, char *err, size_t errlen) {
 extern "C" int ai_select_state_restore(const char *dir, char *err, size_t errlen) {
     return guarded(err, errlen, [&] {
         if (auto e = service().restore_state(dir ? dir : "")) {
-            copy_message(err, errlen, *e);
+            copy_message(err, errlen, e->message());
             return -1;
         }
         return 0;

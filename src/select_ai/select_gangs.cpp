@@ -1,32 +1,26 @@
 // SelectService's gangs: the barrier, the joint placement, the plan that holds the
 // members' nodes until they have all started, and gangs.json for ai-elasticd.
 #include <algorithm>
-#include <filesystem>
-
-#include <nlohmann/json.hpp>
 
 #include "select_service_loaded.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
-#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
 namespace {
 
-using nlohmann::json;
-
-const char *kind_name(GangVerdict::Kind k) {
+GangState state_of(GangVerdict::Kind k) {
     switch (k) {
         case GangVerdict::Kind::kWait:
-            return "waiting";
+            break;
         case GangVerdict::Kind::kTimedOut:
-            return "timed_out";
+            return GangState::kTimedOut;
         case GangVerdict::Kind::kStart:
-            return "starting";
+            return GangState::kStarting;
         case GangVerdict::Kind::kLate:
-            return "started";
+            return GangState::kStarted;
     }
-    return "?";
+    return GangState::kWaiting;
 }
 
 }  // namespace
@@ -52,15 +46,15 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     auto verdict = assess_gang(*spec, gm, now);
 
     // Every job that was ever a live member: ai-elasticd acts on the ones that fail.
-    GangStatus &st = gangs_[key];
+    GangRecord &st = gangs_[key];
     std::set<std::uint32_t> ids = st.members;
     for (const auto &m : gm)
         if (m.state != MemberState::kEnded)
             ids.insert(m.job_id);
-    const std::string status = kind_name(verdict.kind);
-    if (st.status != status || st.members != ids || st.reason != verdict.reason)
+    const GangState gang_state = state_of(verdict.kind);
+    if (st.state != gang_state || st.members != ids || st.reason != verdict.reason)
         gangs_dirty_ = true;
-    st = GangStatus{user_id, *spec, ids, status, verdict.reason, verdict.deadline, now};
+    st = GangRecord{key, user_id, *spec, ids, gang_state, verdict.reason, verdict.deadline, now};
 
     if (verdict.kind == GangVerdict::Kind::kWait || verdict.kind == GangVerdict::Kind::kTimedOut) {
         // A member left before the gang started (cancelled while pending): its plan would
@@ -235,24 +229,11 @@ std::optional<std::string> SelectService::save_gangs(const std::string &state_di
     }
     if (!gangs_dirty_)
         return std::nullopt;
-    json j{{"version", 1}, {"gangs", json::array()}};
-    for (const auto &[key, g] : gangs_) {
-        j["gangs"].push_back({{"key", key},
-                              {"user_id", g.user_id},
-                              {"name", g.spec.name},
-                              {"size", g.spec.size},
-                              {"timeout_s", g.spec.timeout_s},
-                              {"onfail", g.spec.keep_on_failure ? "keep" : "kill"},
-                              {"members", g.members},
-                              {"status", g.status},
-                              {"reason", g.reason},
-                              {"deadline", g.deadline},
-                              {"updated", g.updated}});
-    }
+    std::vector<GangRecord> all;
+    for (const auto &[key, g] : gangs_)
+        all.push_back(g);
     try {
-        auto dir = std::filesystem::path(state_dir) / "ai_select";
-        std::filesystem::create_directories(dir);
-        write_text_file_atomically((dir / "gangs.json").string(), j.dump(1) + "\n");
+        write_gang_file(state_dir, all);
     } catch (const std::exception &e) {
         return e.what();
     }

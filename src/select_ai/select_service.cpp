@@ -10,11 +10,11 @@
 #include <nlohmann/json.hpp>
 
 #include "select_service_loaded.hpp"
-#include "slurm_ai/topology/cluster_files.hpp"
-#include "slurm_ai/elastic/elastic_plan.hpp"
-#include "slurm_ai/common/hostlist.hpp"
-#include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
+#include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -38,14 +38,14 @@ const PluginConfig *SelectService::config() const {
     return loaded_ ? &loaded_->config : nullptr;
 }
 
-std::optional<std::string> SelectService::load(const std::string &conf_path,
-                                               const std::string &default_fabric,
-                                               const std::vector<std::string> &slurm_nodes) {
+std::optional<InputError> SelectService::load(const std::string &conf_path,
+                                              const std::string &default_fabric,
+                                              const std::vector<std::string> &slurm_nodes) {
     PluginConfig cfg;
     if (std::filesystem::exists(conf_path)) {
         auto parsed = load_plugin_config(conf_path, default_fabric);
         if (!parsed)
-            return parsed.error().message();
+            return parsed.error();
         cfg = std::move(parsed).value();
     } else {
         cfg.cluster.fabric = default_fabric;
@@ -53,14 +53,14 @@ std::optional<std::string> SelectService::load(const std::string &conf_path,
     }
     auto graph = load_cluster(cfg.cluster);
     if (!graph)
-        return graph.error().message();
+        return graph.error();
     auto l = std::unique_ptr<Loaded>(
         new Loaded{std::move(cfg), std::move(graph).value(), nullptr, std::nullopt, {}, {}});
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
                                                   l->config.engine);
     l->policy = make_policy(l->config.policy);
     if (!l->policy)  // load_plugin_config accepts only names make_policy knows
-        return "unknown Policy '" + l->config.policy + "'";
+        return InputError{"Policy", l->config.policy, "a policy the engine knows", conf_path, 0};
     l->host_of_node.assign(slurm_nodes.size(), -1);
     l->node_of_host.assign(l->graph.host_count(), -1);
     int known = 0;
@@ -73,7 +73,9 @@ std::optional<std::string> SelectService::load(const std::string &conf_path,
         }
     }
     if (known == 0 && !slurm_nodes.empty())
-        return "no node of slurm.conf is a host of the fabric " + l->config.cluster.fabric;
+        return InputError{"Fabric", l->config.cluster.fabric,
+                          "a fabric with at least one node of slurm.conf among its hosts",
+                          conf_path, 0};
     loaded_ = std::move(l);
     return std::nullopt;
 }
@@ -427,34 +429,40 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
     return std::nullopt;
 }
 
-std::optional<std::string> SelectService::restore_state(const std::string &dir) {
+std::optional<InputError> SelectService::restore_state(const std::string &dir) {
     auto path = (std::filesystem::path(dir) / "ai_select_state.json").string();
     if (!std::filesystem::exists(path)) {
         // The plugin writes its file at every start (select_p_state_restore): beside
         // slurmctld's own state, a missing one was lost, not yet to be written.
         if (std::filesystem::exists(std::filesystem::path(dir) / "job_state"))
-            return path + ": missing; starting with an empty failure history";
+            return InputError{"file", "missing",
+                              "the state the plugin writes at every start, beside slurmctld's "
+                              "job_state; starting with an empty failure history",
+                              path, 0};
         return std::nullopt;  // a first start
     }
     auto text = read_text_file(path, 64u << 20);
     if (!text)
-        return text.error().message();
+        return text.error();
     std::map<std::string, History> restored;
     try {
         auto j = json::parse(text.value());
         if (j.value("version", 0) != 1)
-            return path + ": unknown version " + j.value("version", json()).dump() +
-                   "; starting clean";
+            return InputError{"version", j.value("version", json()).dump(), "1 (starting clean)",
+                              path, 0};
         for (const auto &[name, h] : j.at("failures").items()) {
             History r{h.at("count").get<double>(), h.at("at").get<double>()};
-            if (!std::isfinite(r.count) || r.count < 0 || !std::isfinite(r.at_s))
-                return path + ": corrupt (failures." + name + ": count " + h["count"].dump() +
-                       ", at " + h["at"].dump() +
-                       ": expected a finite count >= 0 and time); starting clean";
+            if (!std::isfinite(r.count) || r.count < 0)
+                return InputError{"failures." + name + ".count", h["count"].dump(),
+                                  "a finite count >= 0 (corrupt: starting clean)", path, 0};
+            if (!std::isfinite(r.at_s))
+                return InputError{"failures." + name + ".at", h["at"].dump(),
+                                  "a finite time (corrupt: starting clean)", path, 0};
             restored[name] = r;
         }
     } catch (const std::exception &e) {
-        return path + ": corrupt (" + std::string(e.what()).substr(0, 120) + "); starting clean";
+        return InputError{"json", std::string(e.what()).substr(0, 120),
+                          "the plugin's state file (corrupt: starting clean)", path, 0};
     }
     failures_ = std::move(restored);
     return std::nullopt;

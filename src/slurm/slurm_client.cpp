@@ -19,6 +19,9 @@
 // libslurmfull, not declared in <slurm/slurm.h>.
 extern "C" char *slurm_job_state_string(std::uint32_t state);
 extern "C" char *slurm_job_reason_string(int reason);
+// libslurmfull's slurm.conf as slurm_init() read it (src/common/read_config.h).
+extern "C" slurm_conf_t *slurm_conf_lock(void);
+extern "C" void slurm_conf_unlock(void);
 
 namespace slurm_ai {
 namespace {
@@ -276,15 +279,13 @@ std::vector<std::string> SlurmClient::steps_on(std::uint32_t job_id,
 }
 
 std::string SlurmClient::state_save_location() {
-    slurm_conf_t *conf = nullptr;
-    with_retry("reading the controller's configuration", 0,
-               [&] { return slurm_load_ctl_conf(0, &conf); });
-    std::string out = str(conf->state_save_location);
-    slurm_free_ctl_conf(conf);
+    // slurm_init() read slurm.conf with Slurm's own parser (Include lines and all).
+    std::string out = str(slurm_conf_lock()->state_save_location);
+    slurm_conf_unlock();
     return out;
 }
 
-std::string SlurmClient::slurm_conf_path() const {
+std::string SlurmClient::slurm_conf_path() {
     const char *env = getenv("SLURM_CONF");
     return env && *env ? env : "/etc/slurm/slurm.conf";
 }

@@ -41,7 +41,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     const double now = 1.7e9;
     service.note_failure("sentinel", now);
     if (auto err = service.restore_state(scratch.string())) {
-        (void)err->size();
+        (void)err->message();
         // Rejected: the history in memory before the restore is kept as it was.
         if (service.failures("sentinel", now) != 1)
             __builtin_trap();

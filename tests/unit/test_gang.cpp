@@ -12,6 +12,7 @@
 
 #include "placement_fixtures.hpp"
 #include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 
 using namespace slurm_ai;
@@ -212,7 +213,7 @@ void load_service(SelectService &s, const std::string &dir) {
     std::ofstream(dir + "/ai_select.conf") << "NodeTopology=" + kInputs + "/minicluster-node.xml\n";
     auto err = s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
                       {"g1", "g2", "g3", "g4"});
-    INFO((err ? *err : std::string()));
+    INFO((err ? err->message() : std::string()));
     REQUIRE_FALSE(err);
 }
 
@@ -312,4 +313,47 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
     auto w = s.decide_gang(members[0].job, 0, members, all_free, 3500, false);
     CHECK(w.kind == SelectOutcome::Kind::kPassthrough);
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the gang file reads back as the plugin wrote it, its state an enum", "[gang][record]") {
+    auto dir = temp_dir("file");
+    // No file yet: no gang has been seen, which is no error.
+    auto none = read_gang_file(dir);
+    REQUIRE(none);
+    CHECK(none.value().empty());
+
+    SelectService s;
+    load_service(s, dir);
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=pair:2:1m:onfail=keep"};
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectGangMember> members{pending_member(21, env)};
+    s.decide_gang(members[0].job, 7, members, view, 1030, true);  // 9 s after submission
+    REQUIRE_FALSE(s.save_gangs(dir, 1030));
+    auto read = read_gang_file(dir);
+    REQUIRE(read);
+    REQUIRE(read.value().size() == 1);
+    const GangRecord &g = read.value()[0];
+    CHECK(g.key == gang_key(7, "pair"));
+    CHECK(g.state == GangState::kWaiting);
+    CHECK(g.spec.size == 2);
+    CHECK(g.spec.timeout_s == 60);
+    CHECK(g.spec.keep_on_failure);
+    CHECK(g.members == std::set<std::uint32_t>{21});
+    CHECK(g.deadline == 1021 + 60);
+    // What the plugin writes, the reader gives back whole.
+    write_gang_file(dir, read.value());
+    auto again = read_gang_file(dir);
+    REQUIRE(again);
+    CHECK(again.value() == read.value());
+
+    // A status no plugin writes is an error naming the file and the value.
+    std::ofstream(gang_file_path(dir))
+        << R"({"version":1,"gangs":[{"key":"7:x","user_id":7,"name":"x","size":2,)"
+           R"("status":"running"}]})";
+    auto bad = read_gang_file(dir);
+    REQUIRE_FALSE(bad);
+    CHECK_THAT(bad.error().message(), Catch::Contains("gangs.json"));
+    CHECK_THAT(bad.error().message(), Catch::Contains("status='running'"));
+    CHECK(gang_state_from("timed_out") == GangState::kTimedOut);
+    CHECK_FALSE(gang_state_from("Waiting"));
 }

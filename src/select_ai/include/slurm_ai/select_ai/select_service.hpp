@@ -17,10 +17,11 @@
 #include <string>
 #include <vector>
 
+#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
-#include "slurm_ai/config/plugin_config.hpp"
 
 namespace slurm_ai {
 
@@ -66,8 +67,8 @@ class SelectService {
 
     // Reads the configuration and the topology it names. On any error the previous
     // state (if any) stays in force and the error is returned.
-    std::optional<std::string> load(const std::string &conf_path, const std::string &default_fabric,
-                                    const std::vector<std::string> &slurm_nodes);
+    std::optional<InputError> load(const std::string &conf_path, const std::string &default_fabric,
+                                   const std::vector<std::string> &slurm_nodes);
     bool ready() const;
     const PluginConfig *config() const;
 
@@ -120,9 +121,10 @@ class SelectService {
     void note_failure(const std::string &node, double now_s);
     double failures(const std::string &node, double now_s) const;
 
-    // The failure history, as JSON in <dir>/ai_select_state.json.
+    // The failure history, as JSON in <dir>/ai_select_state.json. Saving returns the I/O
+    // error naming the file; a rejected file keeps the history in memory as it was.
     std::optional<std::string> save_state(const std::string &dir) const;
-    std::optional<std::string> restore_state(const std::string &dir);
+    std::optional<InputError> restore_state(const std::string &dir);
 
   private:
     struct Loaded;
@@ -154,15 +156,8 @@ class SelectService {
         std::set<std::uint32_t> started;
         std::int64_t made_at = 0;
     };
-    struct GangStatus {
-        std::uint32_t user_id = 0;
-        GangSpec spec;
-        std::set<std::uint32_t> members;
-        std::string status, reason;
-        std::int64_t deadline = 0, updated = 0;
-    };
     std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
-    std::map<std::string, GangStatus> gangs_;     // gang key -> last verdict
+    std::map<std::string, GangRecord> gangs_;     // gang key -> last verdict
     bool gangs_dirty_ = false;
 };
 

@@ -84,8 +84,12 @@ class SlurmClient {
     // The job's running steps that span any of `nodes` ("12.0"), batch and extern steps
     // left out.
     std::vector<std::string> steps_on(std::uint32_t job_id, const std::vector<std::string> &nodes);
+    // StateSaveLocation from slurm.conf as libslurm read it (no RPC): the one way every
+    // daemon and tool of the suite finds it. The plugins read the same value from the
+    // slurm_conf of the Slurm daemon that loaded them.
     std::string state_save_location();
-    std::string slurm_conf_path() const;
+    // $SLURM_CONF, or /etc/slurm/slurm.conf: the file libslurm reads.
+    static std::string slurm_conf_path();
 
     // An allocation of `add` nodes with --dependency=expand:<parent>, shaped like one
     // node of the parent (partition, QOS, account, GPUs, CPUs and memory per node), named

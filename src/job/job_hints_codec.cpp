@@ -1,0 +1,148 @@
+// A job's hints in and out: decoded from the SPANK environment slurmctld keeps with the
+// job (the one place that knows Slurm's variable names for plugin options), and written
+// to and read from JSON (the per-job record).
+#include <cctype>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "slurm_ai/job/job_hints.hpp"
+
+namespace slurm_ai {
+
+std::string spank_option_env_name(std::string_view plugin_name, std::string_view option) {
+    // Slurm (plugstack.c) replaces every non-alphanumeric character by '_'.
+    std::string out = "_SLURM_SPANK_OPTION_";
+    auto append = [&](std::string_view s) {
+        for (char c : s)
+            out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
+    };
+    append(plugin_name);
+    out += '_';
+    append(option);
+    return out;
+}
+
+HintsFromEnv hints_from_spank_env(std::span<const char *const> env, std::string_view plugin_name) {
+    HintsFromEnv out;
+    for (const auto &opt : hint_options()) {
+        std::string key = spank_option_env_name(plugin_name, opt.name) + "=";
+        for (const char *entry : env) {
+            if (!entry)
+                continue;
+            std::string_view e(entry);
+            // slurmctld may keep the variable with a "SPANK_" prefix (as prologs see it).
+            if (e.starts_with("SPANK_"))
+                e.remove_prefix(6);
+            if (!e.starts_with(key))
+                continue;
+            out.typed[std::string(opt.name)] = std::string(e.substr(key.size()));
+            if (auto err = apply_hint(out.hints, opt.name, e.substr(key.size())))
+                out.errors.push_back(std::move(*err));
+        }
+    }
+    const std::string dag_key = std::string(kDagEnvName) + "=";
+    for (const char *entry : env) {
+        std::string_view e(entry ? entry : "");
+        if (e.starts_with("SPANK_"))
+            e.remove_prefix(6);
+        if (e.starts_with(dag_key))
+            out.hints.dag = std::string(e.substr(dag_key.size()));
+    }
+    return out;
+}
+
+void to_json(nlohmann::json &j, const JobHints &h) {
+    j = nlohmann::json::object();
+    if (h.comm) {
+        auto &c = *h.comm;
+        auto &o = j["comm"];
+        o["pattern"] = to_string(c.pattern);
+        if (c.bytes)
+            o["bytes"] = c.bytes;
+        if (c.stages)
+            o["stages"] = c.stages;
+        if (c.microbatches)
+            o["microbatches"] = c.microbatches;
+        if (c.tp_size)
+            o["tp_size"] = c.tp_size;
+        if (c.experts)
+            o["experts"] = c.experts;
+        if (c.servers)
+            o["servers"] = c.servers;
+        if (!c.algo.empty())
+            o["algo"] = c.algo;
+    }
+    if (h.dag_file)
+        j["dag_file"] = *h.dag_file;
+    if (h.dag)
+        j["dag_compact_bytes"] = h.dag->size();
+    if (h.elastic)
+        j["elastic"] = {{"min_nodes", h.elastic->min_nodes},
+                        {"max_nodes", h.elastic->max_nodes},
+                        {"signal", h.elastic->signal}};
+    if (h.gang)
+        j["gang"] = {{"name", h.gang->name},
+                     {"size", h.gang->size},
+                     {"timeout_s", h.gang->timeout_s},
+                     {"onfail", h.gang->keep_on_failure ? "keep" : "kill"}};
+    if (h.checkpoint)
+        j["checkpoint"] = {{"dir", h.checkpoint->dir},
+                           {"signal", h.checkpoint->signal},
+                           {"signal_before_s", h.checkpoint->signal_before_s},
+                           {"keep", h.checkpoint->keep}};
+    if (h.locality)
+        j["locality"] = {{"mode", h.locality->hard ? "hard" : "soft"},
+                         {"wait_s", h.locality->wait_s}};
+}
+
+void from_json(const nlohmann::json &j, JobHints &h) {
+    h = JobHints{};
+    if (j.contains("comm")) {
+        const auto &o = j.at("comm");
+        CommSpec c;
+        const auto name = o.at("pattern").get<std::string>();
+        bool known = false;
+        for (auto p :
+             {CommPattern::kAllReduce, CommPattern::kPipeline, CommPattern::kTensorParallel,
+              CommPattern::kMoE, CommPattern::kParameterServer, CommPattern::kNone})
+            if (to_string(p) == name) {
+                c.pattern = p;
+                known = true;
+            }
+        if (!known)
+            throw nlohmann::json::other_error::create(501, "unknown pattern " + name, &o);
+        c.bytes = o.value("bytes", std::uint64_t{0});
+        c.stages = o.value("stages", 0u);
+        c.microbatches = o.value("microbatches", 0u);
+        c.tp_size = o.value("tp_size", 0u);
+        c.experts = o.value("experts", 0u);
+        c.servers = o.value("servers", 0u);
+        c.algo = o.value("algo", std::string());
+        h.comm = c;
+    }
+    if (j.contains("dag_file"))
+        h.dag_file = j.at("dag_file").get<std::string>();
+    if (j.contains("elastic")) {
+        const auto &e = j.at("elastic");
+        h.elastic = ElasticSpec{e.at("min_nodes").get<std::uint32_t>(),
+                                e.at("max_nodes").get<std::uint32_t>(), e.value("signal", 0)};
+    }
+    if (j.contains("gang")) {
+        const auto &g = j.at("gang");
+        h.gang = GangSpec{g.at("name").get<std::string>(), g.at("size").get<std::uint32_t>(),
+                          g.value("timeout_s", 0u), g.value("onfail", std::string()) == "keep"};
+    }
+    if (j.contains("checkpoint")) {
+        const auto &c = j.at("checkpoint");
+        h.checkpoint = CheckpointSpec{c.at("dir").get<std::string>(), c.at("signal").get<int>(),
+                                      c.at("signal_before_s").get<std::uint32_t>(),
+                                      c.at("keep").get<std::uint32_t>()};
+    }
+    if (j.contains("locality")) {
+        const auto &l = j.at("locality");
+        h.locality = LocalitySpec{l.at("mode").get<std::string>() == "hard", l.value("wait_s", 0u)};
+    }
+}
+
+}  // namespace slurm_ai
