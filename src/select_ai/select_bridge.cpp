@@ -35,11 +35,8 @@ slurm_ai::SelectJob job_of(const ai_job_t *job) {
                                job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
 }
 
-std::vector<slurm_ai::SelectNode> view_of(const ai_node_t *nodes, uint32_t node_count) {
-    std::vector<slurm_ai::SelectNode> view(node_count);
-    for (uint32_t i = 0; i < node_count; ++i)
-        view[i] = {nodes[i].usable != 0, nodes[i].free_gpus, static_cast<double>(nodes[i].weight)};
-    return view;
+std::span<const slurm_ai::SelectNode> view_of(const ai_node_t *nodes, uint32_t node_count) {
+    return {nodes, node_count};
 }
 
 void fill_outcome(const slurm_ai::SelectOutcome &o, uint32_t node_count, ai_outcome_t *out) {

@@ -9,6 +9,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "include/slurm_ai/select_ai/select_node.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -28,12 +30,6 @@ typedef struct {
     const char *const *expands_env;
     uint32_t expands_env_size;
 } ai_job_t;
-
-typedef struct {
-    uint8_t usable; /* in the candidate bitmap */
-    uint64_t free_gpus;
-    uint32_t weight; /* Slurm's node Weight */
-} ai_node_t;
 
 enum { AI_PASSTHROUGH = 0, AI_PLACED = 1, AI_WAIT = 2 };
 

@@ -165,7 +165,8 @@ TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[ser
         std::vector<SelectNode> view(names.size());
         for (std::size_t i = 0; i < names.size(); ++i) {
             const unsigned bits = (d[7] + i * 37u) % 251u;
-            view[i] = SelectNode{bits % 5 != 0, bits % 16, 1.0 + bits % 3};
+            view[i] =
+                SelectNode{bits % 5 != 0, bits % 16, 1 + static_cast<std::uint32_t>(bits % 3)};
         }
         std::vector<std::string> lines;
         std::string rest = text.substr(8);

@@ -22,6 +22,7 @@
 #include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/select_ai/select_node.h"
 
 namespace slurm_ai {
 
@@ -33,11 +34,8 @@ struct SelectJob {
     std::vector<const char *> env;  // the job's SPANK environment
 };
 
-struct SelectNode {
-    bool usable = false;  // in the candidate bitmap
-    std::uint64_t free_gpus = 0;
-    double weight = 1;  // Slurm's node Weight
-};
+// One Slurm node as a job test sees it: the C adapter's own array, read in place.
+using SelectNode = ai_node_t;
 
 struct SelectOutcome {
     enum class Kind { kPlaced, kWait, kPassthrough } kind = Kind::kPassthrough;
