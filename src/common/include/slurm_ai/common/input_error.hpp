@@ -1,7 +1,21 @@
-// The suite's error contract for everything a user or an admin writes: job options, DAG
-// files, topology files, plugin configuration. Parsers never throw for bad input; they
-// return Parsed<T>, which holds either the value or an InputError that names where the
-// input came from, the field, the offending value and what would have been accepted.
+// The suite's one error contract for input, written down here and nowhere else.
+//
+// Input is anything a user or an admin writes, or a file the suite reads back: job
+// options, DAG files, topology files, ai_select.conf, job records, the gang file, state
+// files. For all of it:
+//
+//   1. A parser or a loader returns Parsed<T>: the value, or an InputError. It never
+//      throws for bad input, never prints, never exits, and leaves no half-built state.
+//   2. A function that only checks or applies input (no value to return) returns
+//      std::optional<InputError>: nothing, or the error.
+//   3. An InputError names where the input came from, the field, the rejected value
+//      verbatim and what would have been accepted; message() prints it in one form,
+//      "file:line: field='value': expected ...", in every tool, daemon and plugin log.
+//   4. Not input errors, and not reported this way: an I/O failure writing a file (the
+//      writer throws std::runtime_error naming the file), slurmctld refusing or not
+//      answering an RPC (slurm_ai::SlurmError), and a broken invariant (a bug).
+//   5. At the C boundary (c_boundary.hpp) each of them becomes a negative return and the
+//      message in the caller's buffer; no exception reaches Slurm.
 #pragma once
 
 #include <string>

@@ -55,7 +55,8 @@ std::string job_view_dir(std::string_view view_dir, std::uint32_t job_id);
 // update them). Returns the view as it is on disk; throws std::runtime_error naming the
 // file that could not be written.
 ResizeView publish_view(std::string_view job_dir, ResizeView view, long owner_uid = -1);
-// The view in job_dir, if there is a readable one.
+// The view in job_dir. None when there is none, and when view.json is damaged: the next
+// publish_view writes a fresh one (generation 0), which is the repair.
 std::optional<ResizeView> read_view(std::string_view job_dir);
 
 // "USR2" for SIGUSR2; the number for signals without a name.
