@@ -12,28 +12,18 @@ namespace slurm_ai {
 using nlohmann::json;
 
 namespace {
-constexpr GangState kStates[] = {GangState::kWaiting, GangState::kTimedOut, GangState::kStarting,
-                                 GangState::kStarted};
+// The file's words for each state, in the enum's order.
+constexpr std::string_view kStateNames[] = {"waiting", "timed_out", "starting", "started"};
 }  // namespace
 
 std::string_view to_string(GangState s) {
-    switch (s) {
-        case GangState::kWaiting:
-            return "waiting";
-        case GangState::kTimedOut:
-            return "timed_out";
-        case GangState::kStarting:
-            return "starting";
-        case GangState::kStarted:
-            return "started";
-    }
-    return "?";
+    return kStateNames[static_cast<std::size_t>(s)];
 }
 
 std::optional<GangState> gang_state_from(std::string_view text) {
-    for (GangState s : kStates)
-        if (to_string(s) == text)
-            return s;
+    for (std::size_t i = 0; i < std::size(kStateNames); ++i)
+        if (kStateNames[i] == text)
+            return static_cast<GangState>(i);
     return std::nullopt;
 }
 
@@ -87,8 +77,8 @@ Parsed<std::vector<GangRecord>> read_gang_file(const std::string &state_dir) {
         json j = json::parse(text.value());
         for (const auto &g : j.at("gangs"))
             if (auto status = g.value("status", std::string()); !gang_state_from(status))
-                return InputError{"status", status, "waiting, timed_out, starting or started",
-                                  path, 0};
+                return InputError{"status", status, "waiting, timed_out, starting or started", path,
+                                  0};
         return j.at("gangs").get<std::vector<GangRecord>>();
     } catch (const std::exception &e) {
         return InputError{"gangs", std::string(e.what()).substr(0, 160),
