@@ -17,18 +17,32 @@ export DEBIAN_FRONTEND=noninteractive
 
 CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
 
+. /etc/os-release
+case "${VERSION_CODENAME:-}" in
+  bookworm)  # Debian 12: Slurm 22.05, the host CI runs on
+    BOOST=libboost1.81-dev
+    EXTRA=(catch2 clang libclang-rt-14-dev)  # Catch2 2 (unit tests), libFuzzer
+    ;;
+  trixie)  # Debian 13: Slurm 24.11, in the root tools/slurm-root.sh makes
+    BOOST=libboost1.83-dev
+    EXTRA=(curl ca-certificates)  # its Catch2 is 3: no unit tests there (the host runs them)
+    ;;
+  *) die "Debian ${VERSION_CODENAME:-?}: expected bookworm (12) or trixie (13)" ;;
+esac
+
 PACKAGES=(
   # Slurm daemons, clients and headers
   slurmctld slurmd slurm-client munge libslurm-dev slurm-wlm-basic-plugins-dev
   # topology sources
   libhwloc-dev hwloc libxml2-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   # C++ libraries
-  libboost1.81-dev libfmt-dev catch2 libcli11-dev nlohmann-json3-dev
+  "$BOOST" libfmt-dev libcli11-dev nlohmann-json3-dev
   # build and test tools
-  build-essential cmake pkg-config dpkg-dev clang libclang-rt-14-dev graphviz
+  build-essential cmake pkg-config dpkg-dev graphviz
   python3 procps iproute2 util-linux
   # packaging and docker/ checks: compose.yaml parsing, man page formatting
   python3-yaml groff-base
+  "${EXTRA[@]}"
 )
 
 missing=()
@@ -67,12 +81,22 @@ if [ ! -f "$tree/.configured" ]; then
     fi
     apt-get update -qq
   fi
-  rm -rf "$tree"
+  rm -rf "$tree" "$tree.tmp"
   mkdir -p "$tree.tmp"
   log "fetching Debian's source of slurm-wlm $version"
-  (cd "$tree.tmp" && apt-get source -qq "slurm-wlm=$version" >/dev/null 2>&1) ||
-    die "apt-get source slurm-wlm=$version failed"
-  src=$(find "$tree.tmp" -maxdepth 1 -type d -name "slurm-wlm-$upstream*" | head -n1)
+  if ! (cd "$tree.tmp" && apt-get source -qq "slurm-wlm=$version" >/dev/null 2>&1); then
+    # Some mirrors serve a release's orig tarball but not its .dsc (seen for 24.11.5):
+    # the upstream source, without Debian's patches (none of them touches the headers
+    # or structures the plugin is built against).
+    orig="slurm-wlm_$upstream.orig.tar.gz"
+    log "apt-get source failed; fetching $orig from the pool"
+    curl -fsS -o "$tree.tmp/$orig" \
+      "${SLURM_AI_DEBIAN_MIRROR:-http://deb.debian.org/debian}/pool/main/s/slurm-wlm/$orig" ||
+      die "neither apt-get source slurm-wlm=$version nor $orig could be fetched"
+    tar -C "$tree.tmp" -xzf "$tree.tmp/$orig"
+  fi
+  src=$(find "$tree.tmp" -maxdepth 1 -type d \( -name "slurm-wlm-$upstream*" -o \
+        -name "slurm-slurm-${upstream//./-}*" \) | head -n1)
   [ -n "$src" ] || die "unpacked source of slurm-wlm $upstream not found in $tree.tmp"
   log "configuring $src (about a minute)"
   (cd "$src" && ./configure --prefix=/usr --sysconfdir=/etc/slurm \

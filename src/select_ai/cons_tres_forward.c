@@ -26,54 +26,18 @@
 #define SLURM_AI_CONS_TRES_PATH "select_cons_tres.so"
 #endif
 
-slurm_select_ops_t cons_tres;
+ai_select_ops_t cons_tres;
 
-/* Must follow the order of slurm_select_ops_t (and of node_select_syms[] in select.c). */
-static const char *syms[] = {
-    "plugin_id",
-    "select_p_state_save",
-    "select_p_state_restore",
-    "select_p_job_init",
-    "select_p_node_init",
-    "select_p_job_test",
-    "select_p_job_begin",
-    "select_p_job_ready",
-    "select_p_job_expand",
-    "select_p_job_resized",
-    "select_p_job_signal",
-    "select_p_job_fini",
-    "select_p_job_suspend",
-    "select_p_job_resume",
-    "select_p_step_pick_nodes",
-    "select_p_step_start",
-    "select_p_step_finish",
-    "select_p_select_nodeinfo_pack",
-    "select_p_select_nodeinfo_unpack",
-    "select_p_select_nodeinfo_alloc",
-    "select_p_select_nodeinfo_free",
-    "select_p_select_nodeinfo_set_all",
-    "select_p_select_nodeinfo_set",
-    "select_p_select_nodeinfo_get",
-    "select_p_select_jobinfo_alloc",
-    "select_p_select_jobinfo_free",
-    "select_p_select_jobinfo_set",
-    "select_p_select_jobinfo_get",
-    "select_p_select_jobinfo_copy",
-    "select_p_select_jobinfo_pack",
-    "select_p_select_jobinfo_unpack",
-    "select_p_select_jobinfo_sprint",
-    "select_p_select_jobinfo_xstrdup",
-    "select_p_get_info_from_plugin",
-    "select_p_update_node_config",
-    "select_p_reconfigure",
-    "select_p_resv_test",
-};
+/* In the order of ai_select_ops_t (and of node_select_syms[] in Slurm's select.c). */
+static const char *syms[] = {AI_SELECT_SYMS};
 
 static void *handle;
 static bool we_called_init;
 
-_Static_assert(sizeof(syms) / sizeof(syms[0]) == sizeof(slurm_select_ops_t) / sizeof(void *),
-               "syms[] must list every member of slurm_select_ops_t");
+_Static_assert(sizeof(syms) / sizeof(syms[0]) == sizeof(ai_select_ops_t) / sizeof(void *),
+               "syms[] must list every member of ai_select_ops_t");
+_Static_assert(sizeof(syms) / sizeof(syms[0]) == AI_SELECT_ENTRY_POINTS + 1,
+               "one plugin_id and AI_SELECT_ENTRY_POINTS entry points");
 
 /* First select_cons_tres.so in PluginDir (a colon-separated list), else the build's. */
 static char *_find_cons_tres(void) {

@@ -40,9 +40,17 @@ static void _find_ctld_symbols(void) {
     ai_ctld.avail_node_bitmap = dlsym(RTLD_DEFAULT, "avail_node_bitmap");
     ai_ctld.share_node_bitmap = dlsym(RTLD_DEFAULT, "share_node_bitmap");
     *(void **)&ai_ctld.find_job_record = dlsym(RTLD_DEFAULT, "find_job_record");
+    /* slurmctld's GRES bookkeeping moved to the step manager's library in 24.11. */
+#if AI_SELECT_API >= 2411
+    *(void **)&ai_ctld.gres_job_merge = dlsym(RTLD_DEFAULT, "gres_stepmgr_job_merge");
+    *(void **)&ai_ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, "gres_stepmgr_job_alloc");
+    *(void **)&ai_ctld.gres_job_build_details =
+        dlsym(RTLD_DEFAULT, "gres_stepmgr_job_build_details");
+#else
     *(void **)&ai_ctld.gres_job_merge = dlsym(RTLD_DEFAULT, "gres_ctld_job_merge");
     *(void **)&ai_ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, "gres_ctld_job_alloc");
     *(void **)&ai_ctld.gres_job_build_details = dlsym(RTLD_DEFAULT, "gres_ctld_job_build_details");
+#endif
     ai_ctld.found = ai_ctld.job_list && ai_ctld.avail_node_bitmap && ai_ctld.share_node_bitmap &&
                     ai_ctld.find_job_record && ai_ctld.gres_job_merge && ai_ctld.gres_job_alloc &&
                     ai_ctld.gres_job_build_details;
@@ -113,8 +121,8 @@ int select_p_state_restore(char *dir_name) {
     return cons_tres.state_restore(dir_name);
 }
 
-int select_p_job_init(List job_list) {
-    ListIterator it = list_iterator_create(job_list);
+int select_p_job_init(list_t *job_list) {
+    list_itr_t *it = list_iterator_create(job_list);
     job_record_t *job_ptr;
     while ((job_ptr = list_next(it)))
         ai_restore_expansion_link(job_ptr);
@@ -130,12 +138,21 @@ int select_p_node_init(void) {
 }
 
 /* The job test: see select_ai_test.c. */
+#if AI_SELECT_API >= 2411
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
                       uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                      List preemptee_candidates, List *preemptee_job_list,
+                      list_t *preemptee_candidates, list_t **preemptee_job_list,
+                      resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr) {
+    ai_test_extra_t extra = {resv_exc_ptr, will_run_ptr};
+#else
+int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
+                      uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                      list_t *preemptee_candidates, list_t **preemptee_job_list,
                       bitstr_t *exc_core_bitmap) {
+    ai_test_extra_t extra = {exc_core_bitmap};
+#endif
     return ai_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
-                       preemptee_job_list, exc_core_bitmap);
+                       preemptee_job_list, &extra);
 }
 
 int select_p_job_begin(job_record_t *job_ptr) {
@@ -155,6 +172,7 @@ int select_p_job_resized(job_record_t *job_ptr, node_record_t *node_ptr) {
     return cons_tres.job_resized(job_ptr, node_ptr);
 }
 
+#if AI_SELECT_API < 2411
 /*
  * Without a database (AccountingStorageType=accounting_storage/none) a resized job keeps
  * db_index NO_VAL64 ("being set") for ever, and slurmctld refuses every later update of
@@ -169,6 +187,7 @@ int select_p_job_signal(job_record_t *job_ptr, int signal) {
     }
     return cons_tres.job_signal(job_ptr, signal);
 }
+#endif
 
 int select_p_job_fini(job_record_t *job_ptr) {
     ai_select_forget(job_ptr->job_id);
@@ -263,22 +282,28 @@ int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo, buf_t *buffer,
     return cons_tres.jobinfo_unpack(jobinfo, buffer, protocol_version);
 }
 
+#if AI_SELECT_API < 2411
 char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo, char *buf, size_t size, int mode) {
     return cons_tres.jobinfo_sprint(jobinfo, buf, size, mode);
 }
+#endif
 
+#if AI_SELECT_API < 2411
 char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo, int mode) {
     return cons_tres.jobinfo_xstrdup(jobinfo, mode);
 }
+#endif
 
 int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_t *job_ptr,
                                   void *data) {
     return cons_tres.get_info_from_plugin(dinfo, job_ptr, data);
 }
 
+#if AI_SELECT_API < 2411
 int select_p_update_node_config(int index) {
     return cons_tres.update_node_config(index);
 }
+#endif
 
 /* scontrol reconfigure: reread ai_select.conf and the topology; a bad file keeps the last good. */
 int select_p_reconfigure(void) {
@@ -287,7 +312,9 @@ int select_p_reconfigure(void) {
     return rc;
 }
 
+#if AI_SELECT_API < 2411
 bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt,
                              bitstr_t *avail_bitmap, bitstr_t **core_bitmap) {
     return cons_tres.resv_test(resv_desc_ptr, node_cnt, avail_bitmap, core_bitmap);
 }
+#endif

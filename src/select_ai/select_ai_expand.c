@@ -40,8 +40,8 @@ void ai_restore_expansion_link(job_record_t *job_ptr) {
  * take off a node whose count reaches that stale total (ESLURM_UNSUPPORTED_GRES), leaving
  * the job's per-node arrays unshifted and the node's GPUs booked for ever.
  */
-static void _sum_total_gres(List gres_list) {
-    ListIterator it;
+static void _sum_total_gres(list_t *gres_list) {
+    list_itr_t *it;
     gres_state_t *gs;
 
     if (!gres_list)
@@ -143,7 +143,7 @@ static int _cons_tres_expand(job_record_t *from_job_ptr, job_record_t *to_job_pt
  * way slurmctld rebooks a running job at start-up (gres_ctld_job_alloc, new_alloc false).
  */
 int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
-    List from_req = from_job_ptr->gres_list_req, to_req = to_job_ptr->gres_list_req;
+    list_t *from_req = from_job_ptr->gres_list_req, *to_req = to_job_ptr->gres_list_req;
     bitstr_t *from_nodes, *to_nodes;
     job_resources_t *res;
     int rc;
@@ -183,8 +183,14 @@ int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
         }
         _sum_total_gres(to_job_ptr->gres_list_req);
         _sum_total_gres(to_job_ptr->gres_list_alloc);
+#if AI_SELECT_API >= 2411
+        ai_ctld.gres_job_build_details(to_job_ptr->gres_list_alloc, to_job_ptr->nodes,
+                                       &to_job_ptr->gres_detail_cnt, &to_job_ptr->gres_detail_str,
+                                       &to_job_ptr->gres_used);
+#else
         ai_ctld.gres_job_build_details(to_job_ptr->gres_list_alloc, &to_job_ptr->gres_detail_cnt,
                                        &to_job_ptr->gres_detail_str, &to_job_ptr->gres_used);
+#endif
         verbose("%s: %pJ merged into %pJ with its GRES; now %s", plugin_type, from_job_ptr,
                 to_job_ptr, to_job_ptr->nodes);
     }

@@ -22,21 +22,18 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include "cons_tres_forward.h"
+#include "cons_tres_forward.h" /* and select_api.h: the generation */
 #include "select_bridge.h"
 #include "slurm/slurm.h"
 #include "src/common/log.h"
 #include "src/common/read_config.h"
 
 #include "src/common/bitstring.h"
-#include "src/common/gres.h"
 #include "src/common/job_resources.h"
 #include "src/common/list.h"
 #include "src/common/node_conf.h"
-#include "src/common/select.h"
 #include "src/common/xmalloc.h"
 #include "src/common/xstring.h"
-#include "src/slurmctld/slurmctld.h"
 
 extern const char plugin_type[];
 
@@ -46,14 +43,19 @@ extern const char plugin_type[];
  * placement and the GRES merge are off.
  */
 struct ai_ctld_symbols {
-    List *job_list;
+    list_t **job_list;
     bitstr_t **avail_node_bitmap, **share_node_bitmap;
     job_record_t *(*find_job_record)(uint32_t job_id);
-    void (*gres_job_merge)(List from, bitstr_t *from_nodes, List to, bitstr_t *to_nodes);
-    int (*gres_job_alloc)(List req, List *alloc, List node_gres, int node_cnt, int node_index,
-                          int node_offset, uint32_t job_id, char *node_name, bitstr_t *cores,
-                          bool new_alloc);
-    void (*gres_job_build_details)(List alloc, uint32_t *cnt, char ***detail, char **total);
+    void (*gres_job_merge)(list_t *from, bitstr_t *from_nodes, list_t *to, bitstr_t *to_nodes);
+    int (*gres_job_alloc)(list_t *req, list_t **alloc, list_t *node_gres, int node_cnt,
+                          int node_index, int node_offset, uint32_t job_id, char *node_name,
+                          bitstr_t *cores, bool new_alloc);
+#if AI_SELECT_API >= 2411
+    void (*gres_job_build_details)(list_t *alloc, char *nodes, uint32_t *cnt, char ***detail,
+                                   char **total);
+#else
+    void (*gres_job_build_details)(list_t *alloc, uint32_t *cnt, char ***detail, char **total);
+#endif
     bool found;
 };
 extern struct ai_ctld_symbols ai_ctld;
@@ -79,7 +81,7 @@ int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
 
 /* select_ai_test.c */
 int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
-                List *preemptee_job_list, bitstr_t *exc_core_bitmap);
+                uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
+                list_t **preemptee_job_list, const ai_test_extra_t *extra);
 
 #endif

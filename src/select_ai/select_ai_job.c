@@ -28,7 +28,7 @@ void ai_task_bounds(job_record_t *job_ptr, uint32_t *min_nodes, uint32_t *max_no
 
 /* The job's request as the engine sees it: nodes, tasks and GPUs. */
 bool ai_job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max_nodes, ai_job_t *req) {
-    ListIterator it;
+    list_itr_t *it;
     gres_state_t *gs;
     bool supported = true;
 
@@ -127,7 +127,7 @@ void ai_per_node_need(job_record_t *job_ptr, uint32_t nodes, uint16_t *cpus, uin
 /* "n1:0,1 n2:2,3": the GPUs cons_tres allocated to the job, per node. */
 static char *_allocated_gpus(job_record_t *job_ptr) {
     char *out = NULL;
-    ListIterator it;
+    list_itr_t *it;
     gres_state_t *gs;
     job_resources_t *res = job_ptr->job_resrcs;
 

@@ -7,7 +7,7 @@
 
 /* Free GPUs of a node as a bit mask, from its GRES state. */
 uint64_t ai_free_gpus(node_record_t *node_ptr) {
-    ListIterator it;
+    list_itr_t *it;
     gres_state_t *gs;
     uint64_t mask = 0;
 

@@ -74,16 +74,16 @@ static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
  */
 static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcome_t *out,
                         uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                        List preemptee_candidates, List *preemptee_job_list,
-                        bitstr_t *exc_core_bitmap, bool full_fallback) {
+                        list_t *preemptee_candidates, list_t **preemptee_job_list,
+                        const ai_test_extra_t *extra, bool full_fallback) {
     bitstr_t *orig = bit_copy(bitmap), *attempt;
     int rc = SLURM_ERROR;
 
     if (ai_select_debug()) {
         /* What plain cons_tres would choose, for the record; run-now selects, allocates not. */
         bitstr_t *stock = bit_copy(orig);
-        if (cons_tres.job_test(job_ptr, stock, min_nodes, max_nodes, req_nodes, mode,
-                               preemptee_candidates, NULL, exc_core_bitmap) == SLURM_SUCCESS) {
+        if (AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, stock, min_nodes, max_nodes, req_nodes, mode,
+                                  preemptee_candidates, NULL, extra) == SLURM_SUCCESS) {
             char *names = bitmap2node_name(stock);
             ai_select_note_stock(job_ptr->job_id, names);
             log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type, job_ptr,
@@ -100,10 +100,10 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
         else
             attempt = bit_copy(orig);
         bit_and(attempt, orig);
-        rc = cons_tres.job_test(
-            job_ptr, attempt, min_nodes, max_nodes,
+        rc = AI_CONS_TRES_JOB_TEST(
+            cons_tres, job_ptr, attempt, min_nodes, max_nodes,
             step == 0 ? MIN(MAX(out->nodes_len, min_nodes), max_nodes) : req_nodes, mode,
-            preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+            preemptee_candidates, preemptee_job_list, extra);
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
             if (step > 0)
@@ -128,15 +128,15 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
  */
 static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, bitstr_t *bitmap,
                           uint32_t min_nodes, uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                          List preemptee_candidates, List *preemptee_job_list,
-                          bitstr_t *exc_core_bitmap) {
+                          list_t *preemptee_candidates, list_t **preemptee_job_list,
+                          const ai_test_extra_t *extra) {
     ai_gang_member_t *members = NULL;
     uint32_t count = 0, cap = 0;
     ai_job_t req;
     ai_outcome_t out;
     ai_node_t *view;
     job_record_t *m;
-    ListIterator it;
+    list_itr_t *it;
     time_t now = time(NULL);
     char err[512] = "";
     int rc;
@@ -205,12 +205,12 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
     if (out.kind == AI_WAIT)
         rc = SLURM_ERROR;
     else if (out.kind == AI_PASSTHROUGH)
-        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        rc = AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+                                   mode, preemptee_candidates, preemptee_job_list, extra);
     else
         /* Never the full candidate set: it would reach into the other members' nodes. */
         rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
-                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, false);
+                          preemptee_candidates, preemptee_job_list, extra, false);
 
     _outcome_free(&out);
     xfree(view);
@@ -232,8 +232,8 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
  * gang members that have not started yet.
  */
 int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                uint32_t req_nodes, uint16_t mode, List preemptee_candidates,
-                List *preemptee_job_list, bitstr_t *exc_core_bitmap) {
+                uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
+                list_t **preemptee_job_list, const ai_test_extra_t *extra) {
     ai_job_t req;
     ai_outcome_t out;
     ai_job_traits_t traits;
@@ -246,7 +246,7 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
     if (mode != SELECT_MODE_TEST_ONLY && traits.gang[0] && ai_ctld.found)
         return _gang_job_test(job_ptr, &traits, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                              preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+                              preemptee_candidates, preemptee_job_list, extra);
     /* Nothing to allocate while no gang has a plan (the common case). */
     if (mode == SELECT_MODE_RUN_NOW &&
         (n_held = ai_select_gang_reserved(job_ptr->job_id, time(NULL), NULL, 0))) {
@@ -278,8 +278,8 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
         if (mode == SELECT_MODE_RUN_NOW)
             ai_job_request_free(&req);
         _node_counts(job_ptr, &traits, NULL, &min_nodes, &max_nodes, &req_nodes);
-        return cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                  preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        return AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+                                     mode, preemptee_candidates, preemptee_job_list, extra);
     }
 
     _decide(job_ptr, bitmap, &req, &out);
@@ -292,11 +292,11 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     } else if (out.kind == AI_PASSTHROUGH) {
         if (out.log_reason)
             info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
-        rc = cons_tres.job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode,
-                                preemptee_candidates, preemptee_job_list, exc_core_bitmap);
+        rc = AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+                                   mode, preemptee_candidates, preemptee_job_list, extra);
     } else {
         rc = _test_placed(job_ptr, bitmap, &out, min_nodes, max_nodes, req_nodes, mode,
-                          preemptee_candidates, preemptee_job_list, exc_core_bitmap, true);
+                          preemptee_candidates, preemptee_job_list, extra, true);
     }
     _outcome_free(&out);
     return rc;

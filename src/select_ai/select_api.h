@@ -1,0 +1,164 @@
+/*
+ * The select API generation this build targets, chosen from SLURM_VERSION_NUMBER: which
+ * entry points slurmctld resolves (and so which this plugin exports and forwards), their
+ * signatures, and the few type and header names that moved. Everything else in the
+ * plugin is written once, against the names below.
+ *
+ *   generation   Slurm          select_p_* entry points
+ *   22.05        22.05          36 (job_signal, jobinfo_sprint/xstrdup, update_node_config,
+ *                                   resv_test among them)
+ *   24.11        24.11          31 (job_test takes resv_exc_t and will_run_data_t; list_t)
+ *   -            23.02-24.05    not built: no Debian release ships them
+ *   -            25.05, 26.05   12 and 13: not built yet (docs/admin-guide.md)
+ */
+#ifndef SLURM_AI_SELECT_API_H
+#define SLURM_AI_SELECT_API_H
+
+#include "slurm/slurm.h"
+
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+#error \
+    "select/ai_cons_tres: Slurm 25.05 and later (a 12- or 13-function select API) are not supported yet"
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+#define AI_SELECT_API 2411
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
+#error "select/ai_cons_tres: Slurm 23.02 to 24.05 are not supported (no Debian release ships them)"
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0)
+#define AI_SELECT_API 2205
+#else
+#error "select/ai_cons_tres: Slurm before 22.05 is not supported"
+#endif
+
+#if AI_SELECT_API >= 2411
+#include "src/interfaces/gres.h"
+#include "src/interfaces/select.h"
+#else
+#include "src/common/gres.h"
+#include "src/common/select.h"
+/* 24.11's names for 22.05's list types, so that the plugin is written once. */
+typedef struct xlist list_t;
+typedef struct listIterator list_itr_t;
+#endif
+#include "src/slurmctld/slurmctld.h"
+
+/*
+ * What a job test carries beyond the job, the bitmap, the node counts, the mode and the
+ * preemption lists, passed through to cons_tres unchanged.
+ */
+typedef struct {
+#if AI_SELECT_API >= 2411
+    resv_exc_t *resv_exc_ptr;
+    will_run_data_t *will_run_ptr;
+#else
+    bitstr_t *exc_core_bitmap;
+#endif
+} ai_test_extra_t;
+
+/* cons_tres's entry points, in the order of slurmctld's table for this generation. */
+typedef struct {
+    uint32_t *plugin_id;
+    int (*state_save)(char *dir_name);
+    int (*state_restore)(char *dir_name);
+    int (*job_init)(list_t *job_list);
+    int (*node_init)(void);
+#if AI_SELECT_API >= 2411
+    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
+                    list_t **preemptee_job_list, resv_exc_t *resv_exc_ptr,
+                    will_run_data_t *will_run_ptr);
+#else
+    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
+                    list_t **preemptee_job_list, bitstr_t *exc_core_bitmap);
+#endif
+    int (*job_begin)(job_record_t *job_ptr);
+    int (*job_ready)(job_record_t *job_ptr);
+    int (*job_expand)(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
+    int (*job_resized)(job_record_t *job_ptr, node_record_t *node_ptr);
+#if AI_SELECT_API < 2411
+    int (*job_signal)(job_record_t *job_ptr, int signal);
+#endif
+    int (*job_fini)(job_record_t *job_ptr);
+    int (*job_suspend)(job_record_t *job_ptr, bool indf_susp);
+    int (*job_resume)(job_record_t *job_ptr, bool indf_susp);
+    bitstr_t *(*step_pick_nodes)(job_record_t *job_ptr, select_jobinfo_t *jobinfo,
+                                 uint32_t node_count, bitstr_t **avail_nodes);
+    int (*step_start)(step_record_t *step_ptr);
+    int (*step_finish)(step_record_t *step_ptr, bool killing_step);
+    int (*nodeinfo_pack)(select_nodeinfo_t *nodeinfo, buf_t *buffer, uint16_t protocol_version);
+    int (*nodeinfo_unpack)(select_nodeinfo_t **nodeinfo, buf_t *buffer, uint16_t protocol_version);
+    select_nodeinfo_t *(*nodeinfo_alloc)(void);
+    int (*nodeinfo_free)(select_nodeinfo_t *nodeinfo);
+    int (*nodeinfo_set_all)(void);
+    int (*nodeinfo_set)(job_record_t *job_ptr);
+    int (*nodeinfo_get)(select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,
+                        enum node_states state, void *data);
+    select_jobinfo_t *(*jobinfo_alloc)(void);
+    int (*jobinfo_free)(select_jobinfo_t *jobinfo);
+    int (*jobinfo_set)(select_jobinfo_t *jobinfo, enum select_jobdata_type data_type, void *data);
+    int (*jobinfo_get)(select_jobinfo_t *jobinfo, enum select_jobdata_type data_type, void *data);
+    select_jobinfo_t *(*jobinfo_copy)(select_jobinfo_t *jobinfo);
+    int (*jobinfo_pack)(select_jobinfo_t *jobinfo, buf_t *buffer, uint16_t protocol_version);
+    int (*jobinfo_unpack)(select_jobinfo_t **jobinfo, buf_t *buffer, uint16_t protocol_version);
+#if AI_SELECT_API < 2411
+    char *(*jobinfo_sprint)(select_jobinfo_t *jobinfo, char *buf, size_t size, int mode);
+    char *(*jobinfo_xstrdup)(select_jobinfo_t *jobinfo, int mode);
+#endif
+    int (*get_info_from_plugin)(enum select_plugindata_info dinfo, job_record_t *job_ptr,
+                                void *data);
+#if AI_SELECT_API < 2411
+    int (*update_node_config)(int index);
+#endif
+    int (*reconfigure)(void);
+#if AI_SELECT_API < 2411
+    bitstr_t *(*resv_test)(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt,
+                           bitstr_t *avail_bitmap, bitstr_t **core_bitmap);
+#endif
+} ai_select_ops_t;
+
+/* The names slurmctld resolves, in the order of ai_select_ops_t. */
+#define AI_SELECT_SYMS_COMMON_HEAD                                                             \
+    "plugin_id", "select_p_state_save", "select_p_state_restore", "select_p_job_init",         \
+        "select_p_node_init", "select_p_job_test", "select_p_job_begin", "select_p_job_ready", \
+        "select_p_job_expand", "select_p_job_resized"
+#if AI_SELECT_API >= 2411
+#define AI_SELECT_SYMS                                                            \
+    AI_SELECT_SYMS_COMMON_HEAD, "select_p_job_fini", "select_p_job_suspend",      \
+        "select_p_job_resume", "select_p_step_pick_nodes", "select_p_step_start", \
+        "select_p_step_finish", "select_p_select_nodeinfo_pack",                  \
+        "select_p_select_nodeinfo_unpack", "select_p_select_nodeinfo_alloc",      \
+        "select_p_select_nodeinfo_free", "select_p_select_nodeinfo_set_all",      \
+        "select_p_select_nodeinfo_set", "select_p_select_nodeinfo_get",           \
+        "select_p_select_jobinfo_alloc", "select_p_select_jobinfo_free",          \
+        "select_p_select_jobinfo_set", "select_p_select_jobinfo_get",             \
+        "select_p_select_jobinfo_copy", "select_p_select_jobinfo_pack",           \
+        "select_p_select_jobinfo_unpack", "select_p_get_info_from_plugin", "select_p_reconfigure"
+#define AI_SELECT_ENTRY_POINTS 31
+#else
+#define AI_SELECT_SYMS                                                                  \
+    AI_SELECT_SYMS_COMMON_HEAD, "select_p_job_signal", "select_p_job_fini",             \
+        "select_p_job_suspend", "select_p_job_resume", "select_p_step_pick_nodes",      \
+        "select_p_step_start", "select_p_step_finish", "select_p_select_nodeinfo_pack", \
+        "select_p_select_nodeinfo_unpack", "select_p_select_nodeinfo_alloc",            \
+        "select_p_select_nodeinfo_free", "select_p_select_nodeinfo_set_all",            \
+        "select_p_select_nodeinfo_set", "select_p_select_nodeinfo_get",                 \
+        "select_p_select_jobinfo_alloc", "select_p_select_jobinfo_free",                \
+        "select_p_select_jobinfo_set", "select_p_select_jobinfo_get",                   \
+        "select_p_select_jobinfo_copy", "select_p_select_jobinfo_pack",                 \
+        "select_p_select_jobinfo_unpack", "select_p_select_jobinfo_sprint",             \
+        "select_p_select_jobinfo_xstrdup", "select_p_get_info_from_plugin",             \
+        "select_p_update_node_config", "select_p_reconfigure", "select_p_resv_test"
+#define AI_SELECT_ENTRY_POINTS 36
+#endif
+
+/* cons_tres's job test with the extras this generation passes. */
+#if AI_SELECT_API >= 2411
+#define AI_CONS_TRES_JOB_TEST(ops, job, bitmap, min, max, req, mode, cand, list, extra) \
+    (ops).job_test(job, bitmap, min, max, req, mode, cand, list, (extra)->resv_exc_ptr, \
+                   (extra)->will_run_ptr)
+#else
+#define AI_CONS_TRES_JOB_TEST(ops, job, bitmap, min, max, req, mode, cand, list, extra) \
+    (ops).job_test(job, bitmap, min, max, req, mode, cand, list, (extra)->exc_core_bitmap)
+#endif
+
+#endif

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# A Debian root with another Slurm series than the host's, for building and testing the
+# suite against it: Debian 13 (trixie) with Debian's own Slurm 24.11 packages, and the
+# configured source tree of exactly that Slurm (tools/setup.sh, run inside the root).
+#
+#   tools/slurm-root.sh [SERIES]        prepare (idempotent; cached), print the root's path
+#   tools/slurm-root.sh SERIES -- CMD   run CMD inside the root (the checkout is /src there)
+#
+# SERIES: 24.11 (Debian 13). The root lives in ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/roots/
+# and is made with debootstrap --variant=minbase from deb.debian.org, as root.
+set -euo pipefail
+
+log() { printf 'slurm-root: %s\n' "$*" >&2; }
+die() { printf 'slurm-root: error: %s\n' "$*" >&2; exit 1; }
+
+[ "$(id -u)" = 0 ] || die "run as root (debootstrap, chroot, mounts)"
+cd "$(dirname "$0")/.."
+repo=$PWD
+series=${1:-24.11}
+shift || true
+case "$series" in
+  24.11) suite=trixie ;;
+  *) die "SERIES '$series': expected 24.11 (the host's own Slurm needs no root)" ;;
+esac
+CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
+root="$CACHE/roots/debian-$suite-slurm$series"
+MIRROR=${SLURM_AI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
+
+# /proc, /sys, /dev and the checkout inside the root, for as long as this script runs.
+mounted=()
+mount_in() {  # mount_in SOURCE TARGET [OPTIONS...]
+  local target=$root$2
+  mkdir -p "$target"
+  mountpoint -q "$target" && return 0
+  mount "${@:3}" "$1" "$target"
+  mounted=("$target" "${mounted[@]}")
+}
+unmount_all() {
+  for m in "${mounted[@]}"; do umount -l "$m" 2>/dev/null || true; done
+}
+trap unmount_all EXIT
+enter() {
+  mount_in proc /proc -t proc
+  mount_in sysfs /sys -t sysfs
+  mount_in /dev /dev --bind
+  mount_in devpts /dev/pts -t devpts
+  mount_in "$repo" /src --bind
+  [ -d "$repo/../shared" ] && mount_in "$(cd "$repo/../shared" && pwd)" /shared --bind
+  cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+}
+
+if [ ! -f "$root/.debootstrapped" ]; then
+  command -v debootstrap >/dev/null || apt-get install -y -qq debootstrap >/dev/null
+  log "debootstrap $suite into $root (a minute or two)"
+  rm -rf "$root"
+  mkdir -p "$root"
+  debootstrap --variant=minbase "$suite" "$root" "$MIRROR" >"$CACHE/roots/$suite.debootstrap.log" 2>&1 ||
+    die "debootstrap failed; see $CACHE/roots/$suite.debootstrap.log"
+  # Packages must not start daemons in the root: the mini-cluster starts its own.
+  printf '#!/bin/sh\nexit 101\n' >"$root/usr/sbin/policy-rc.d"
+  chmod +x "$root/usr/sbin/policy-rc.d"
+  touch "$root/.debootstrapped"
+fi
+
+enter
+# tools/setup.sh inside: Debian's Slurm packages, the suite's dependencies, the configured
+# source tree. Idempotent there too; its last line is the tree's path inside the root.
+tree=$(chroot "$root" env SLURM_AI_CACHE=/var/cache/slurm-ai bash /src/tools/setup.sh | tail -n1)
+[ -n "$tree" ] || die "tools/setup.sh inside $root printed no source tree"
+
+if [ "${1:-}" = "--" ]; then
+  shift
+  chroot "$root" env -C /src SLURM_AI_SLURM_TREE="$tree" "$@"
+else
+  echo "$root"
+fi
