@@ -21,7 +21,8 @@ endif()
 set(SLURM_AI_SLURM_SRC_DIR "${_default_tree}" CACHE PATH
     "Configured Slurm source tree of exactly the installed version (tools/setup.sh makes one)")
 
-if(NOT SLURM_AI_SLURM_SRC_DIR OR NOT EXISTS "${SLURM_AI_SLURM_SRC_DIR}/src/common/select.h")
+if(NOT SLURM_AI_SLURM_SRC_DIR OR NOT EXISTS "${SLURM_AI_SLURM_SRC_DIR}/slurm/slurm.h"
+   OR NOT EXISTS "${SLURM_AI_SLURM_SRC_DIR}/src/slurmctld/slurmctld.h")
   message(FATAL_ERROR
     "No Slurm source tree found (SLURM_AI_SLURM_SRC_DIR='${SLURM_AI_SLURM_SRC_DIR}').\n"
     "Run tools/setup.sh as root (it fetches and configures Debian's source package of the "

@@ -32,7 +32,7 @@ esac
 
 PACKAGES=(
   # Slurm daemons, clients and headers
-  slurmctld slurmd slurm-client munge libslurm-dev slurm-wlm-basic-plugins-dev
+  slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev
   # topology sources
   libhwloc-dev hwloc libxml2-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   # C++ libraries

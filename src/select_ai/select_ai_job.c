@@ -12,7 +12,7 @@
  * every node instead). max_nodes 0 means no bound.
  */
 void ai_task_bounds(job_record_t *job_ptr, uint32_t *min_nodes, uint32_t *max_nodes) {
-    struct job_details *d = job_ptr->details;
+    job_details_t *d = job_ptr->details;
     uint32_t cap;
 
     if (!d || !(job_ptr->bit_flags & JOB_NTASKS_SET) || !d->num_tasks || d->num_tasks == NO_VAL)
@@ -111,7 +111,7 @@ void ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t) {
 
 /* What one node of the job must have left: its CPUs and memory per node. */
 void ai_per_node_need(job_record_t *job_ptr, uint32_t nodes, uint16_t *cpus, uint64_t *mem) {
-    struct job_details *d = job_ptr->details;
+    job_details_t *d = job_ptr->details;
     *cpus = 1;
     *mem = 0;
     if (d && nodes) {

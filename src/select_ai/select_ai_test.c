@@ -32,7 +32,7 @@ static int _decide(job_record_t *job_ptr, bitstr_t *bitmap, ai_job_t *req, ai_ou
     if (ai_select_decide(req, view, node_record_count, out, err, sizeof(err)) < 0) {
         out->kind = AI_PASSTHROUGH;
         out->log_reason = 1;
-        snprintf(out->reason, sizeof(out->reason), "engine error: %s", err);
+        snprintf(out->reason, sizeof(out->reason), "engine error: %.400s", err);
     }
     xfree(view);
     if (out == &local)
@@ -190,7 +190,7 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
                               sizeof(err)) < 0) {
         /* An engine failure must not start one member alone: the gang waits. */
         out.kind = AI_WAIT;
-        snprintf(out.reason, sizeof(out.reason), "gang engine error: %s", err);
+        snprintf(out.reason, sizeof(out.reason), "gang engine error: %.400s", err);
         error("%s: %pJ: %s", plugin_type, job_ptr, out.reason);
     }
     if (out.comment[0] && xstrcmp(job_ptr->system_comment, out.comment)) {

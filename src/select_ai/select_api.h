@@ -38,6 +38,7 @@
 /* 24.11's names for 22.05's list types, so that the plugin is written once. */
 typedef struct xlist list_t;
 typedef struct listIterator list_itr_t;
+typedef struct job_details job_details_t;
 #endif
 #include "src/slurmctld/slurmctld.h"
 

@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# Runs inside tools/slurm-root.sh's root (the checkout is /src there): builds the suite
+# against that root's Slurm into build-slurm<SERIES>/ (incremental after the first time)
+# and runs the named cluster tests there, each with the mini-cluster its fixture brings
+# up from that Slurm's daemons.
+#
+#   tests/slurm-root/run.sh SERIES build          configure and build only
+#   tests/slurm-root/run.sh SERIES TEST...        e.g. select_type batch_job
+set -euo pipefail
+series=$1
+shift
+build=/src/build-slurm$series
+if [ "${1:-}" = build ]; then
+  cmake -S /src -B "$build" -DSLURM_AI_WERROR=ON -DSLURM_AI_UNIT_TESTS=OFF \
+    -DSLURM_AI_SHARED_DATA=/shared/data >"$build.configure.log" 2>&1 ||
+    { tail -n 30 "$build.configure.log"; exit 1; }
+  cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 ||
+    { grep -E 'error|Error' "$build.build.log" | head -n 30; tail -n 20 "$build.build.log"; exit 1; }
+  echo "built the suite against Slurm $(slurmctld -V) in $build"
+  exit 0
+fi
+[ -d "$build" ] || { echo "no build in $build: run '$0 $series build' first" >&2; exit 1; }
+pattern=$(printf '%s|' "$@")
+exec ctest --test-dir "$build" --output-on-failure -R "^cluster\\.(${pattern%|})\$"
