@@ -13,7 +13,7 @@ stop_ctld
 rm -f "$statefile"
 "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart.log" 2>&1 ||
     fail "slurmctld did not start without the state file: $(tail -n 20 "$WORK/restart.log")"
-tail -n +"$((mark + 1))" "$ctld_log" | grep -c 'ai_select_state.json: missing; starting with an empty failure history' >/dev/null ||
+tail -n +"$((mark + 1))" "$ctld_log" | grep -c "ai_select_state.json: file='missing'.*starting with an empty failure history" >/dev/null ||
     fail "the missing state file was not reported: $(tail -n +"$((mark + 1))" "$ctld_log" | grep ai_cons_tres | head -n 5)"
 [ -f "$statefile" ] || fail "the plugin did not write $statefile again at start-up"
 expect_eq "failure history after the clean start" '{}' "$(json_get "$statefile" failures)"
