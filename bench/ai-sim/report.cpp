@@ -114,7 +114,9 @@ struct Verdict {
     }
 };
 
-const Summary &by_policy(const std::vector<Summary> &rows, const std::string &p) {
+// A copy: callers pass the name as a temporary, which a returned reference must not seem
+// to depend on (gcc 14's -Wdangling-reference).
+Summary by_policy(const std::vector<Summary> &rows, const std::string &p) {
     return *std::find_if(rows.begin(), rows.end(), [&](const Summary &s) { return s.policy == p; });
 }
 

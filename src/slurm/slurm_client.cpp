@@ -18,7 +18,13 @@
 // libslurm's names of states and reasons, as scontrol prints them: exported by
 // libslurmfull, not declared in <slurm/slurm.h>.
 extern "C" char *slurm_job_state_string(std::uint32_t state);
+// The reason's name got "state" in it in 24.11 (job_state_reason_string).
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+extern "C" char *slurm_job_state_reason_string(int reason);
+#define slurm_job_reason_string slurm_job_state_reason_string
+#else
 extern "C" char *slurm_job_reason_string(int reason);
+#endif
 // libslurmfull's slurm.conf as slurm_init() read it (src/common/read_config.h).
 extern "C" slurm_conf_t *slurm_conf_lock(void);
 extern "C" void slurm_conf_unlock(void);
@@ -69,10 +75,15 @@ bool transient(int e) {
            e == SLURM_COMMUNICATIONS_MISSING_SOCKET_ERROR ||
            (e >= SLURMCTLD_COMMUNICATIONS_CONNECTION_ERROR &&
             e <= SLURMCTLD_COMMUNICATIONS_SHUTDOWN_ERROR) ||
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
+           (e >= SLURM_PROTOCOL_SOCKET_IMPL_TIMEOUT &&
+            e <= SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT) ||
+#else
            (e >= SLURM_PROTOCOL_SOCKET_IMPL_ZERO_RECV_LENGTH &&
             e <= SLURM_PROTOCOL_SOCKET_ZERO_BYTES_SENT) ||
-           e == ESLURM_JOB_SETTING_DB_INX || e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN ||
-           e == ECONNRESET;
+           e == ESLURM_JOB_SETTING_DB_INX ||
+#endif
+           e == ECONNREFUSED || e == ETIMEDOUT || e == EAGAIN || e == ECONNRESET;
 }
 
 JobInfo to_job(const slurm_job_info_t &j) {
@@ -150,7 +161,7 @@ void SlurmClient::with_retry(const char *what, std::uint32_t job_id, F &&call) {
     for (;;) {
         if (call() == SLURM_SUCCESS)
             return;
-        int e = slurm_get_errno();
+        int e = errno;  // libslurm sets it (slurm_get_errno() is gone from 24.11)
         if (!transient(e) || Clock::now() >= deadline)
             fail(std::string(what) + (job_id ? " of job " + std::to_string(job_id) : ""), e);
         std::this_thread::sleep_for(std::chrono::seconds(1));
