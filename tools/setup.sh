@@ -21,7 +21,8 @@ CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
 case "${VERSION_CODENAME:-}" in
   bookworm)  # Debian 12: Slurm 22.05, the host CI runs on
     BOOST=libboost1.81-dev
-    EXTRA=(catch2 clang libclang-rt-14-dev)  # Catch2 2 (unit tests), libFuzzer
+    # Catch2 2 (unit tests), libFuzzer, and debootstrap for tools/slurm-root.sh
+    EXTRA=(catch2 clang libclang-rt-14-dev debootstrap)
     ;;
   trixie)  # Debian 13: Slurm 24.11, in the root tools/slurm-root.sh makes
     BOOST=libboost1.83-dev

@@ -101,6 +101,7 @@ JobInfo to_job(const slurm_job_info_t &j) {
     o.num_nodes = j.num_nodes;
     o.priority = j.priority;
     o.partition = str(j.partition);
+    o.work_dir = str(j.work_dir);
     o.qos = str(j.qos);
     o.account = str(j.account);
     o.tres_per_node = str(j.tres_per_node);
@@ -327,6 +328,9 @@ std::uint32_t SlurmClient::allocate_expansion(const JobInfo &parent, std::uint32
     d.user_id = getuid();
     d.group_id = getgid();
     d.alloc_node = host;
+    // Slurm 24.11 refuses a job without one; the parent's, as the expansion is part of it.
+    std::string work_dir = parent.work_dir.empty() ? "/" : parent.work_dir;
+    d.work_dir = work_dir.data();
     resource_allocation_response_msg_t *resp = nullptr;
     with_retry("allocating an expansion", parent.job_id,
                [&] { return slurm_allocate_resources(&d, &resp); });

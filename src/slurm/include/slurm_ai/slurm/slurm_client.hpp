@@ -40,6 +40,7 @@ struct JobInfo {
     std::uint32_t num_nodes = 0;
     std::uint32_t priority = 0;
     std::string partition, qos, account;
+    std::string work_dir;       // where the job runs its script
     std::string tres_per_node;  // e.g. "gres:gpu:4"
     std::uint64_t pn_min_memory = 0;
     std::uint32_t num_cpus = 0;
