@@ -6,8 +6,8 @@ src=$1
 installed=$(slurmctld -V | grep -Eo '[0-9]+\.[0-9]+\.[0-9]+')
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/tree/src/common" "$tmp/build"
-touch "$tmp/tree/src/common/select.h"
+mkdir -p "$tmp/tree/slurm" "$tmp/tree/src/slurmctld" "$tmp/build"
+touch "$tmp/tree/slurm/slurm.h" "$tmp/tree/src/slurmctld/slurmctld.h"
 echo '#define SLURM_VERSION_STRING "21.08.99"' >"$tmp/tree/config.h"
 rc=0
 cmake -S "$src" -B "$tmp/build" -DSLURM_AI_SLURM_SRC_DIR="$tmp/tree" -DSLURM_AI_BUILD_TESTS=OFF \
