@@ -4,19 +4,13 @@
 #include <random>
 
 #include "simulator.hpp"
+#include "slurm_ai/common/enum_names.hpp"
 
 namespace slurm_ai::sim {
 
 const char *to_string(Regime r) {
-    switch (r) {
-        case Regime::kNone:
-            return "one GPU";
-        case Regime::kCyclic:
-            return "cyclic";
-        case Regime::kTree:
-            return "tree-like";
-    }
-    return "?";
+    static constexpr std::string_view kNames[] = {"one GPU", "cyclic", "tree-like"};
+    return enum_name(r, kNames).data();
 }
 
 EngineOptions deterministic_engine_options() {

@@ -7,18 +7,14 @@
 
 #include <fmt/format.h>
 
+#include "slurm_ai/common/enum_names.hpp"
+
 namespace slurm_ai::sim {
 
 const char *to_string(StepSource s) {
-    switch (s) {
-        case StepSource::kMeasured:
-            return "measured";
-        case StepSource::kNearestShape:
-            return "measured, nearest shape";
-        case StepSource::kCostModel:
-            return "cost model";
-    }
-    return "?";
+    static constexpr std::string_view kNames[] = {"measured", "measured, nearest shape",
+                                                  "cost model"};
+    return enum_name(s, kNames).data();
 }
 
 double StepEstimate::efficiency() const {

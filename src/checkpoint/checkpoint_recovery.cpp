@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <set>
 
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai::checkpoint {
@@ -33,17 +34,8 @@ std::vector<std::string> both(const std::vector<std::string> &a,
 }  // namespace
 
 std::string_view to_string(Action a) {
-    switch (a) {
-        case Action::kShrink:
-            return "shrink";
-        case Action::kRequeue:
-            return "requeue";
-        case Action::kExclude:
-            return "exclude";
-        case Action::kNone:
-            break;
-    }
-    return "none";
+    static constexpr std::string_view kNames[] = {"none", "shrink", "requeue", "exclude"};
+    return enum_name(a, kNames);
 }
 
 std::vector<std::string> plan_exclusions(const std::vector<std::string> &existing,

@@ -5,6 +5,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
@@ -17,14 +18,11 @@ constexpr std::string_view kStateNames[] = {"waiting", "timed_out", "starting", 
 }  // namespace
 
 std::string_view to_string(GangState s) {
-    return kStateNames[static_cast<std::size_t>(s)];
+    return enum_name(s, kStateNames);
 }
 
 std::optional<GangState> gang_state_from(std::string_view text) {
-    for (std::size_t i = 0; i < std::size(kStateNames); ++i)
-        if (kStateNames[i] == text)
-            return static_cast<GangState>(i);
-    return std::nullopt;
+    return enum_from_name<GangState>(text, kStateNames);
 }
 
 std::string gang_file_path(const std::string &state_dir) {

@@ -117,38 +117,35 @@ typedef struct {
 #endif
 } ai_select_ops_t;
 
-/* The names slurmctld resolves, in the order of ai_select_ops_t. */
-#define AI_SELECT_SYMS_COMMON_HEAD                                                             \
+/*
+ * The names slurmctld resolves, in the order of ai_select_ops_t: the generations share
+ * runs of them; 22.05 has five more.
+ */
+#define AI_SELECT_SYMS_JOBS                                                                    \
     "plugin_id", "select_p_state_save", "select_p_state_restore", "select_p_job_init",         \
         "select_p_node_init", "select_p_job_test", "select_p_job_begin", "select_p_job_ready", \
         "select_p_job_expand", "select_p_job_resized"
+#define AI_SELECT_SYMS_STEPS_AND_INFO                                              \
+    "select_p_job_fini", "select_p_job_suspend", "select_p_job_resume",            \
+        "select_p_step_pick_nodes", "select_p_step_start", "select_p_step_finish", \
+        "select_p_select_nodeinfo_pack", "select_p_select_nodeinfo_unpack",        \
+        "select_p_select_nodeinfo_alloc", "select_p_select_nodeinfo_free",         \
+        "select_p_select_nodeinfo_set_all", "select_p_select_nodeinfo_set",        \
+        "select_p_select_nodeinfo_get", "select_p_select_jobinfo_alloc",           \
+        "select_p_select_jobinfo_free", "select_p_select_jobinfo_set",             \
+        "select_p_select_jobinfo_get", "select_p_select_jobinfo_copy",             \
+        "select_p_select_jobinfo_pack", "select_p_select_jobinfo_unpack"
 #if AI_SELECT_API >= 2411
-#define AI_SELECT_SYMS                                                            \
-    AI_SELECT_SYMS_COMMON_HEAD, "select_p_job_fini", "select_p_job_suspend",      \
-        "select_p_job_resume", "select_p_step_pick_nodes", "select_p_step_start", \
-        "select_p_step_finish", "select_p_select_nodeinfo_pack",                  \
-        "select_p_select_nodeinfo_unpack", "select_p_select_nodeinfo_alloc",      \
-        "select_p_select_nodeinfo_free", "select_p_select_nodeinfo_set_all",      \
-        "select_p_select_nodeinfo_set", "select_p_select_nodeinfo_get",           \
-        "select_p_select_jobinfo_alloc", "select_p_select_jobinfo_free",          \
-        "select_p_select_jobinfo_set", "select_p_select_jobinfo_get",             \
-        "select_p_select_jobinfo_copy", "select_p_select_jobinfo_pack",           \
-        "select_p_select_jobinfo_unpack", "select_p_get_info_from_plugin", "select_p_reconfigure"
+#define AI_SELECT_SYMS                                                                   \
+    AI_SELECT_SYMS_JOBS, AI_SELECT_SYMS_STEPS_AND_INFO, "select_p_get_info_from_plugin", \
+        "select_p_reconfigure"
 #define AI_SELECT_ENTRY_POINTS 31
 #else
-#define AI_SELECT_SYMS                                                                  \
-    AI_SELECT_SYMS_COMMON_HEAD, "select_p_job_signal", "select_p_job_fini",             \
-        "select_p_job_suspend", "select_p_job_resume", "select_p_step_pick_nodes",      \
-        "select_p_step_start", "select_p_step_finish", "select_p_select_nodeinfo_pack", \
-        "select_p_select_nodeinfo_unpack", "select_p_select_nodeinfo_alloc",            \
-        "select_p_select_nodeinfo_free", "select_p_select_nodeinfo_set_all",            \
-        "select_p_select_nodeinfo_set", "select_p_select_nodeinfo_get",                 \
-        "select_p_select_jobinfo_alloc", "select_p_select_jobinfo_free",                \
-        "select_p_select_jobinfo_set", "select_p_select_jobinfo_get",                   \
-        "select_p_select_jobinfo_copy", "select_p_select_jobinfo_pack",                 \
-        "select_p_select_jobinfo_unpack", "select_p_select_jobinfo_sprint",             \
-        "select_p_select_jobinfo_xstrdup", "select_p_get_info_from_plugin",             \
-        "select_p_update_node_config", "select_p_reconfigure", "select_p_resv_test"
+#define AI_SELECT_SYMS                                                                          \
+    AI_SELECT_SYMS_JOBS, "select_p_job_signal", AI_SELECT_SYMS_STEPS_AND_INFO,                  \
+        "select_p_select_jobinfo_sprint", "select_p_select_jobinfo_xstrdup",                    \
+        "select_p_get_info_from_plugin", "select_p_update_node_config", "select_p_reconfigure", \
+        "select_p_resv_test"
 #define AI_SELECT_ENTRY_POINTS 36
 #endif
 

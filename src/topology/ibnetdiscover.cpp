@@ -16,6 +16,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
@@ -61,15 +62,8 @@ std::string_view trim(std::string_view s) {
 }
 
 const char *kind_name(Kind k) {
-    switch (k) {
-        case Kind::kSwitch:
-            return "a switch";
-        case Kind::kHost:
-            return "a CA";
-        case Kind::kRouter:
-            return "a router";
-    }
-    return "";
+    static constexpr std::string_view kNames[] = {"a switch", "a CA", "a router"};
+    return enum_name(k, kNames).data();
 }
 
 class IbParser {

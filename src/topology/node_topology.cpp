@@ -18,29 +18,15 @@
 #include <nlohmann/json.hpp>
 
 #include "node_topology_build.hpp"
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "xml_document.hpp"
 
 namespace slurm_ai {
 
 std::string_view to_string(PathType p) {
-    switch (p) {
-        case PathType::kSelf:
-            return "SELF";
-        case PathType::kNVLink:
-            return "NVL";
-        case PathType::kNVSwitch:
-            return "NVS";
-        case PathType::kPCIeSwitch:
-            return "PIX";
-        case PathType::kPCIeBridges:
-            return "PXB";
-        case PathType::kHostBridge:
-            return "PHB";
-        case PathType::kInterSocket:
-            return "SYS";
-    }
-    return "?";
+    static constexpr std::string_view kNames[] = {"SELF", "NVL", "NVS", "PIX", "PXB", "PHB", "SYS"};
+    return enum_name(p, kNames);
 }
 
 std::vector<int> NodeTopology::gpu_nic_pairing() const {

@@ -1,5 +1,6 @@
 #include "slurm_ai/topology/topology_file.hpp"
 
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 
@@ -13,17 +14,9 @@
 namespace slurm_ai {
 
 std::string_view to_string(TopologyFileKind k) {
-    switch (k) {
-        case TopologyFileKind::kHwlocXml:
-            return "hwloc-xml";
-        case TopologyFileKind::kNcclXml:
-            return "nccl-xml";
-        case TopologyFileKind::kTopologyConf:
-            return "topology.conf";
-        case TopologyFileKind::kIbnetdiscover:
-            return "ibnetdiscover";
-    }
-    return "?";
+    static constexpr std::string_view kNames[] = {"hwloc-xml", "nccl-xml", "topology.conf",
+                                                  "ibnetdiscover"};
+    return enum_name(k, kNames);
 }
 
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source) {
