@@ -70,7 +70,8 @@ tree=$(chroot "$root" env SLURM_AI_CACHE=/var/cache/slurm-ai bash /src/tools/set
 
 if [ "${1:-}" = "--" ]; then
   shift
-  chroot "$root" env -C /src SLURM_AI_SLURM_TREE="$tree" "$@"
+  # The root's own cache, whatever the host's SLURM_AI_CACHE says.
+  chroot "$root" env -C /src SLURM_AI_CACHE=/var/cache/slurm-ai SLURM_AI_SLURM_TREE="$tree" "$@"
 else
   echo "$root"
 fi

@@ -12,6 +12,7 @@ shift
 build=/src/build-slurm$series
 if [ "${1:-}" = build ]; then
   cmake -S /src -B "$build" -DSLURM_AI_WERROR=ON -DSLURM_AI_UNIT_TESTS=OFF \
+    ${SLURM_AI_SLURM_TREE:+-DSLURM_AI_SLURM_SRC_DIR="$SLURM_AI_SLURM_TREE"} \
     -DSLURM_AI_SHARED_DATA=/shared/data >"$build.configure.log" 2>&1 ||
     { tail -n 30 "$build.configure.log"; exit 1; }
   cmake --build "$build" -j"$(nproc)" >"$build.build.log" 2>&1 ||
