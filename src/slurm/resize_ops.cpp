@@ -8,11 +8,11 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/topology/cluster_files.hpp"
-#include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/topology_file.hpp"
 
 namespace slurm_ai::elastic {
@@ -213,7 +213,15 @@ ShrinkResult shrink_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t
         if (std::find(r.released.begin(), r.released.end(), n) == r.released.end())
             keep.push_back(n);
     r.nodes = compress_hostlist(keep);
-    slurm.set_node_list(job_id, r.nodes);
+    // Slurm 24.11 takes a list equal, as text, to the one the job was submitted with (-w)
+    // for "no change": that one goes in its long form, the same nodes.
+    std::string list = r.nodes;
+    if (list == job.req_nodes) {
+        list.clear();
+        for (const auto &n : keep)
+            list += (list.empty() ? "" : ",") + n;
+    }
+    slurm.set_node_list(job_id, list);
     r.notice = notify_job(slurm, m, job_id, reason, signal);
     return r;
 }

@@ -102,6 +102,7 @@ JobInfo to_job(const slurm_job_info_t &j) {
     o.priority = j.priority;
     o.partition = str(j.partition);
     o.work_dir = str(j.work_dir);
+    o.req_nodes = str(j.req_nodes);
     o.qos = str(j.qos);
     o.account = str(j.account);
     o.tres_per_node = str(j.tres_per_node);

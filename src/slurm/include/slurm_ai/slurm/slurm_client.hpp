@@ -41,6 +41,7 @@ struct JobInfo {
     std::uint32_t priority = 0;
     std::string partition, qos, account;
     std::string work_dir;       // where the job runs its script
+    std::string req_nodes;      // the node list it was submitted with (-w), as typed
     std::string tres_per_node;  // e.g. "gres:gpu:4"
     std::uint64_t pn_min_memory = 0;
     std::uint32_t num_cpus = 0;
