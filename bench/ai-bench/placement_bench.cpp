@@ -23,9 +23,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
-#include "slurm_ai/placement/placement_engine.hpp"
 #include "testbed/synthetic_fabric.hpp"
 
 using namespace slurm_ai;

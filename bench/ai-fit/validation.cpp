@@ -9,9 +9,9 @@
 #include <fmt/format.h>
 
 #include "nelder_mead.hpp"
+#include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/topology/fabric.hpp"
-#include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::fit {

@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/placement/cost_model.hpp"
 #include "statistics.hpp"
 #include "testbed/measurements.hpp"
 

@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
+#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/fabric.hpp"
-#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/topology/topology_file.hpp"
 #include "testbed/synthetic_fabric.hpp"

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai::sim {
 

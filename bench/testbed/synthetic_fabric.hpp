@@ -11,8 +11,8 @@
 
 #include <string>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai::testbed {
 

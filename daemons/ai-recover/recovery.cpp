@@ -21,9 +21,9 @@
 
 #include "slurm_ai/checkpoint/checkpoint.hpp"
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/job/job_record.hpp"
-#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai::recover {
 namespace {

@@ -11,9 +11,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
-#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai::checkpoint {
 namespace {

@@ -6,8 +6,8 @@
 #include <cstdlib>
 #include <filesystem>
 
-#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -9,8 +9,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai {
 namespace {

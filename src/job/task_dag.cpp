@@ -7,8 +7,8 @@
 
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/job/job_hints.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/job/job_hints.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -6,8 +6,8 @@
 #include <vector>
 
 #include "flow_model.hpp"
-#include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/job/task_dag.hpp"
+#include "slurm_ai/placement/cost_model.hpp"
 
 namespace slurm_ai::detail {
 

@@ -10,9 +10,9 @@
 #include <unordered_map>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai::detail {
 

@@ -6,10 +6,10 @@
 #include <optional>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
-#include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai {
 

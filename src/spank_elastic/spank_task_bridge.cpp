@@ -11,17 +11,17 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/common/c_boundary.hpp"
 #include "slurm_ai/checkpoint/checkpoint.hpp"
-#include "slurm_ai/topology/cluster_files.hpp"
-#include "slurm_ai/elastic/elastic_view.hpp"
+#include "slurm_ai/common/c_boundary.hpp"
 #include "slurm_ai/common/hostlist.hpp"
-#include "slurm_ai/job/job_hints.hpp"
-#include "slurm_ai/config/plugin_config.hpp"
-#include "slurm_ai/spank_elastic/spank_config.hpp"
-#include "slurm_ai/job/task_dag.hpp"
-#include "slurm_ai/spank_elastic/task_env.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/elastic/elastic_view.hpp"
+#include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/job/task_dag.hpp"
+#include "slurm_ai/spank_elastic/spank_config.hpp"
+#include "slurm_ai/spank_elastic/task_env.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 using namespace slurm_ai;
 

@@ -5,8 +5,8 @@
 #include <set>
 
 #include "slurm_ai/common/hostlist.hpp"
-#include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 namespace slurm_ai {
 namespace {

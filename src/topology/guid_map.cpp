@@ -6,9 +6,9 @@
 #include <sstream>
 #include <string>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -31,8 +31,8 @@
 #include <vector>
 
 #include "node_topology_build.hpp"
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 #include "xml_document.hpp"
 
 namespace slurm_ai {

@@ -13,8 +13,8 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -13,9 +13,9 @@
 #include <utility>
 #include <vector>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -4,8 +4,8 @@
 #include <cstdint>
 #include <string_view>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
     std::string_view text(reinterpret_cast<const char *>(data), size);

@@ -17,8 +17,8 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 
 namespace {
 

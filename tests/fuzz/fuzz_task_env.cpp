@@ -9,9 +9,9 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/spank_elastic/spank_config.hpp"
 #include "slurm_ai/spank_elastic/task_env.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace {
 

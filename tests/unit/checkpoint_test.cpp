@@ -12,8 +12,8 @@
 
 #include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
-#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::checkpoint;

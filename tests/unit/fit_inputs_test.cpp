@@ -5,12 +5,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 using namespace slurm_ai;
 

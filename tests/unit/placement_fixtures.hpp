@@ -7,12 +7,12 @@
 
 #include <catch2/catch.hpp>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/topology/fabric.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::test {
 

@@ -14,10 +14,10 @@
 
 #include <catch2/catch.hpp>
 
+#include "slurm_ai/spank_elastic/spank_config.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
-#include "slurm_ai/spank_elastic/spank_config.hpp"
 
 using namespace slurm_ai;
 

@@ -10,11 +10,11 @@
 #include <catch2/catch.hpp>
 
 #include "placement_fixtures.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
 #include "slurm_ai/elastic/elastic_state.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
-#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 
 using namespace slurm_ai;

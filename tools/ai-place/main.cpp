@@ -16,9 +16,9 @@
 
 #include "bad_input.hpp"
 
-#include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 using nlohmann::json;
 using namespace slurm_ai;

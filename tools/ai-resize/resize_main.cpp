@@ -23,8 +23,8 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "slurm_ai/slurm/resize_ops.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/slurm/resize_ops.hpp"
 
 using nlohmann::json;
 using namespace slurm_ai;

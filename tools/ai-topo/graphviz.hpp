@@ -4,8 +4,8 @@
 
 #include <string>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai::cli {

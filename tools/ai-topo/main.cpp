@@ -14,9 +14,9 @@
 #include "bad_input.hpp"
 
 #include "graphviz.hpp"
+#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/gres_conf.hpp"
-#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/topology/topology_file.hpp"
 #include "summary.hpp"
 

@@ -34,12 +34,12 @@
 #include <string_view>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_files.hpp"
-#include "slurm_ai/placement/cost_model.hpp"
-#include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/common/input_error.hpp"
 #include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/placement/cost_model.hpp"
+#include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
 

@@ -13,9 +13,9 @@
 #include <string>
 #include <vector>
 
+#include "slurm_ai/job/job_hints.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
-#include "slurm_ai/job/job_hints.hpp"
 #include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 

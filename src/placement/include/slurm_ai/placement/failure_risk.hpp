@@ -13,10 +13,10 @@
 
 #include <string>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai {
 

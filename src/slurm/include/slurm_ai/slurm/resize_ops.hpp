@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/elastic/elastic_state.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
-#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/slurm/slurm_client.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai::elastic {
 

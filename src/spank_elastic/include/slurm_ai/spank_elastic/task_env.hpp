@@ -16,10 +16,10 @@
 #include <utility>
 #include <vector>
 
-#include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/common/input_error.hpp"
-#include "slurm_ai/topology/node_topology.hpp"
 #include "slurm_ai/spank_elastic/spank_config.hpp"
+#include "slurm_ai/topology/cluster_graph.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai {
 

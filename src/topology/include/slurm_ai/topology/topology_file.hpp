@@ -6,8 +6,8 @@
 #include <string_view>
 #include <variant>
 
-#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 
 namespace slurm_ai {
