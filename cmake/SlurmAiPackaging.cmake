@@ -102,8 +102,12 @@ function(_slurm_ai_package)
   if(SLURM_AI_BUILD_PLUGINS)
     # Debian's full version (22.05.8-4+deb12u3), not only the upstream one that config.h
     # has: the source tree tools/setup.sh configures is that exact package's.
-    execute_process(COMMAND dpkg-query -W -f=\${Version} slurm-wlm-basic-plugins
-                    OUTPUT_VARIABLE deb_version RESULT_VARIABLE rc ERROR_QUIET)
+    # (Not with SLURM_AI_MATCH_INSTALLED_SLURM=OFF: the installed package is another Slurm.)
+    set(deb_version "")
+    if(SLURM_AI_MATCH_INSTALLED_SLURM)
+      execute_process(COMMAND dpkg-query -W -f=\${Version} slurm-wlm-basic-plugins
+                      OUTPUT_VARIABLE deb_version RESULT_VARIABLE rc ERROR_QUIET)
+    endif()
     set(SLURM_AI_SLURM_DEB_VERSION "${deb_version}" CACHE STRING
         "slurm-wlm-basic-plugins version the package depends on exactly")
     if(NOT SLURM_AI_SLURM_DEB_VERSION)

@@ -42,8 +42,20 @@ if(NOT SLURM_AI_SLURM_VERSION)
   message(FATAL_ERROR "No SLURM_VERSION_STRING in ${SLURM_AI_SLURM_SRC_DIR}/config.h")
 endif()
 
-find_program(SLURM_AI_SLURMCTLD slurmctld PATHS /usr/sbin /usr/local/sbin)
-if(SLURM_AI_SLURMCTLD)
+# OFF: build the plugins against a tree of another Slurm than the installed one, to check
+# that they compile there (no test can load them here, and the tools still use the
+# installed libslurm: build only the plugin targets).
+option(SLURM_AI_MATCH_INSTALLED_SLURM
+       "Stop when the tree's Slurm version is not the installed slurmctld's" ON)
+if(SLURM_AI_MATCH_INSTALLED_SLURM)
+  find_program(SLURM_AI_SLURMCTLD slurmctld PATHS /usr/sbin /usr/local/sbin)
+endif()
+if(NOT SLURM_AI_MATCH_INSTALLED_SLURM)
+  message(WARNING "SLURM_AI_MATCH_INSTALLED_SLURM=OFF: the plugins are built against Slurm "
+                  "${SLURM_AI_SLURM_VERSION} (${SLURM_AI_SLURM_SRC_DIR}) without comparing it with "
+                  "an installed slurmctld; build only slurm_ai_select_plugin and "
+                  "slurm_ai_spank_plugin")
+elseif(SLURM_AI_SLURMCTLD)
   execute_process(COMMAND ${SLURM_AI_SLURMCTLD} -V OUTPUT_VARIABLE _installed
                   OUTPUT_STRIP_TRAILING_WHITESPACE RESULT_VARIABLE _rc)
   string(REGEX MATCH "[0-9]+\\.[0-9]+\\.[0-9]+" _installed "${_installed}")

@@ -1,9 +1,10 @@
 /*
- * Loading select/cons_tres as a library. Slurm's select_g_init(0) (slurmctld and client
- * commands) loads every select plugin of PluginDir, cons_tres among them, and calls its
- * init(); select_g_init(1) (slurmd) loads only ours. So we open the very same file: if
- * Slurm has it open already, dlopen returns Slurm's handle and its state is shared; if not,
- * we are the ones who must call its init() and fini().
+ * Loading select/cons_tres as a library. Up to 24.11, Slurm's select_g_init(0) (slurmctld
+ * and client commands) loads every select plugin of PluginDir, cons_tres among them, and
+ * calls its init(); select_g_init(1) (slurmd) loads only ours, and from 25.05 slurmctld
+ * loads only ours too. So we open the very same file: if Slurm has it open already,
+ * dlopen returns Slurm's handle and its state is shared; if not, we are the ones who must
+ * call its init() and fini().
  *
  * RTLD_LAZY is required: cons_tres refers to slurmctld-only symbols, which do not exist in
  * slurmd or in the client commands and must never be resolved there.

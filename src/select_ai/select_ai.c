@@ -12,8 +12,7 @@
 
 const char plugin_name[] = "AI topology-aware selection (forwarding to cons_tres)";
 const char plugin_type[] = "select/ai_cons_tres";
-/* Unused by Slurm's own plugins (101-110); select_g_init() insists on uniqueness. */
-const uint32_t plugin_id = 190;
+const uint32_t plugin_id = AI_SELECT_PLUGIN_ID; /* select_api.h: per generation */
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /*
@@ -61,7 +60,18 @@ static void _find_ctld_symbols(void) {
             plugin_type, dlerror());
 }
 
+#if AI_SELECT_API >= 2505
+/* Whether this process read the state (slurmctld), and so writes it at fini. */
+static bool ai_state_owned;
+#endif
+
 int fini(void) {
+#if AI_SELECT_API >= 2505
+    char err[512] = "";
+    if (ai_state_owned &&
+        ai_select_state_save(slurm_conf.state_save_location, err, sizeof(err)) < 0)
+        error("%s: cannot save state in %s: %s", plugin_type, slurm_conf.state_save_location, err);
+#endif
     cons_tres_unload();
     return SLURM_SUCCESS;
 }
@@ -101,6 +111,19 @@ static void _load_topology(void) {
     xfree(fabric);
 }
 
+/*
+ * The failure history is read back, and written at once, also after a clean start: from
+ * the first start on, a missing file is a lost one.
+ */
+static void _restore_state(const char *dir_name) {
+    char err[512] = "";
+    if (ai_select_state_restore(dir_name, err, sizeof(err)) < 0)
+        error("%s: %s", plugin_type, err);
+    if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
+        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
+}
+
+#if AI_SELECT_API < 2505
 int select_p_state_save(char *dir_name) {
     char err[512] = "";
     if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
@@ -108,16 +131,9 @@ int select_p_state_save(char *dir_name) {
     return cons_tres.state_save(dir_name);
 }
 
+/* slurmctld calls this at start and at every reconfigure. */
 int select_p_state_restore(char *dir_name) {
-    char err[512] = "";
-    if (ai_select_state_restore(dir_name, err, sizeof(err)) < 0)
-        error("%s: %s", plugin_type, err);
-    /*
-     * Written at once, also after a clean start: from the first start on, a missing file
-     * is a lost one. (slurmctld also calls this at every reconfigure.)
-     */
-    if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
-        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
+    _restore_state(dir_name);
     return cons_tres.state_restore(dir_name);
 }
 
@@ -129,11 +145,21 @@ int select_p_job_init(list_t *job_list) {
     list_iterator_destroy(it);
     return cons_tres.job_init(job_list);
 }
+#endif
 
 int select_p_node_init(void) {
     int rc = cons_tres.node_init();
     _find_ctld_symbols();
     _load_topology();
+#if AI_SELECT_API >= 2505
+    /*
+     * From 25.05 there is no state_restore call; node_init comes at start and at every
+     * reconfigure, as state_restore did. Saved again at fini (a clean shutdown) and at
+     * each failure (select_ai_nodes.c).
+     */
+    _restore_state(slurm_conf.state_save_location);
+    ai_state_owned = true;
+#endif
     return rc;
 }
 
@@ -144,6 +170,10 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                       list_t *preemptee_candidates, list_t **preemptee_job_list,
                       resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr) {
     ai_test_extra_t extra = {resv_exc_ptr, will_run_ptr};
+#if AI_SELECT_API >= 2505
+    /* No job_init from 25.05: an expansion job's link is restored when it is tested. */
+    ai_restore_expansion_link(job_ptr);
+#endif
 #else
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
                       uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
@@ -189,6 +219,12 @@ int select_p_job_signal(job_record_t *job_ptr, int signal) {
 }
 #endif
 
+#if AI_SELECT_API >= 2605
+void select_p_job_mem_reduce(job_record_t *job_ptr) {
+    cons_tres.job_mem_reduce(job_ptr);
+}
+#endif
+
 int select_p_job_fini(job_record_t *job_ptr) {
     ai_select_forget(job_ptr->job_id);
     return cons_tres.job_fini(job_ptr);
@@ -202,6 +238,7 @@ int select_p_job_resume(job_record_t *job_ptr, bool indf_susp) {
     return cons_tres.job_resume(job_ptr, indf_susp);
 }
 
+#if AI_SELECT_API < 2505
 bitstr_t *select_p_step_pick_nodes(job_record_t *job_ptr, select_jobinfo_t *jobinfo,
                                    uint32_t node_count, bitstr_t **avail_nodes) {
     return cons_tres.step_pick_nodes(job_ptr, jobinfo, node_count, avail_nodes);
@@ -232,6 +269,7 @@ select_nodeinfo_t *select_p_select_nodeinfo_alloc(void) {
 int select_p_select_nodeinfo_free(select_nodeinfo_t *nodeinfo) {
     return cons_tres.nodeinfo_free(nodeinfo);
 }
+#endif
 
 int select_p_select_nodeinfo_set_all(void) {
     ai_note_down_nodes();
@@ -245,6 +283,7 @@ int select_p_select_nodeinfo_set(job_record_t *job_ptr) {
     return rc;
 }
 
+#if AI_SELECT_API < 2505
 int select_p_select_nodeinfo_get(select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,
                                  enum node_states state, void *data) {
     return cons_tres.nodeinfo_get(nodeinfo, dinfo, state, data);
@@ -298,6 +337,7 @@ int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_
                                   void *data) {
     return cons_tres.get_info_from_plugin(dinfo, job_ptr, data);
 }
+#endif
 
 #if AI_SELECT_API < 2411
 int select_p_update_node_config(int index) {

@@ -97,10 +97,21 @@ bitstr_t *ai_bitmap_of(const int *nodes, uint32_t count) {
 
 /*
  * Whether a node has the CPUs and memory left that one node of the job needs, from the
- * counts cons_tres keeps in each node's select_nodeinfo. They are refreshed lazily, so
- * they may lag; cons_tres has the last word, and the widening steps cover a stale view.
+ * counts cons_tres keeps per node (in its select_nodeinfo before 25.05, in the node
+ * record in 25.05-25.11, beside it from 26.05). They are refreshed lazily, so they may lag;
+ * cons_tres has the last word, and the widening steps cover a stale view.
  */
 static bool _has_room(node_record_t *node_ptr, uint16_t cpus, uint64_t mem) {
+#if AI_SELECT_API >= 2605
+    /* 26.05 moved the counts out of the node record, into an array by node index. */
+    const node_select_stats_t *stats =
+        node_select_stats_array ? node_select_stats_array[node_ptr->index] : NULL;
+    uint16_t alloc_cpus = stats ? stats->alloc_cpus : 0;
+    uint64_t alloc_mem = stats ? stats->alloc_memory : 0;
+#elif AI_SELECT_API >= 2505
+    uint16_t alloc_cpus = node_ptr->alloc_cpus;
+    uint64_t alloc_mem = node_ptr->alloc_memory;
+#else
     uint16_t alloc_cpus = 0;
     uint64_t alloc_mem = 0;
 
@@ -112,6 +123,7 @@ static bool _has_room(node_record_t *node_ptr, uint16_t cpus, uint64_t mem) {
         cons_tres.nodeinfo_get(node_ptr->select_nodeinfo->data, SELECT_NODEDATA_MEM_ALLOC,
                                NODE_STATE_ALLOCATED, &alloc_mem) != SLURM_SUCCESS)
         return true;
+#endif
     if (node_ptr->cpus_efctv && alloc_cpus + cpus > node_ptr->cpus_efctv)
         return false;
     if (mem && node_ptr->real_memory && alloc_mem + mem > node_ptr->real_memory)

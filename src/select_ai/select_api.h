@@ -8,17 +8,28 @@
  *   22.05        22.05          36 (job_signal, jobinfo_sprint/xstrdup, update_node_config,
  *                                   resv_test among them)
  *   24.11        24.11          31 (job_test takes resv_exc_t and will_run_data_t; list_t)
+ *   25.05        25.05-25.11    12 (no state save/restore, job_init, step, nodeinfo or
+ *                                   jobinfo calls: slurmctld loads only the configured
+ *                                   select plugin and keeps that data itself)
+ *   26.05        26.05          13 (adds job_mem_reduce)
  *   -            23.02-24.05    not built: no Debian release ships them
- *   -            25.05, 26.05   12 and 13: not built yet (docs/admin-guide.md)
+ *
+ * From 25.05 slurmctld asks the plugin's id, not its name, whether cons_tres runs
+ * (running_cons_tres(): shared GRES, GPUs per task/socket, CoreCnt reservations, node
+ * weights): AI_SELECT_PLUGIN_ID is cons_tres's own there. Before, every select plugin in
+ * PluginDir is loaded beside it and ids must differ.
  */
 #ifndef SLURM_AI_SELECT_API_H
 #define SLURM_AI_SELECT_API_H
 
 #include "slurm/slurm.h"
 
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
-#error \
-    "select/ai_cons_tres: Slurm 25.05 and later (a 12- or 13-function select API) are not supported yet"
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 11, 0)
+#error "select/ai_cons_tres: Slurm after 26.05 is not supported yet (select API not checked)"
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+#define AI_SELECT_API 2605
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+#define AI_SELECT_API 2505
 #elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
 #define AI_SELECT_API 2411
 #elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
@@ -42,6 +53,13 @@ typedef struct job_details job_details_t;
 #endif
 #include "src/slurmctld/slurmctld.h"
 
+#if AI_SELECT_API >= 2505
+#define AI_SELECT_PLUGIN_ID SELECT_PLUGIN_CONS_TRES
+#else
+/* Unused by Slurm's own plugins (101-110); select_g_init() insists on uniqueness. */
+#define AI_SELECT_PLUGIN_ID 190
+#endif
+
 /*
  * What a job test carries beyond the job, the bitmap, the node counts, the mode and the
  * preemption lists, passed through to cons_tres unchanged.
@@ -56,6 +74,29 @@ typedef struct {
 } ai_test_extra_t;
 
 /* cons_tres's entry points, in the order of slurmctld's table for this generation. */
+#if AI_SELECT_API >= 2505
+typedef struct {
+    uint32_t *plugin_id;
+    int (*node_init)(void);
+    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
+                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
+                    list_t **preemptee_job_list, resv_exc_t *resv_exc_ptr,
+                    will_run_data_t *will_run_ptr);
+    int (*job_begin)(job_record_t *job_ptr);
+    int (*job_ready)(job_record_t *job_ptr);
+    int (*job_expand)(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
+    int (*job_resized)(job_record_t *job_ptr, node_record_t *node_ptr);
+#if AI_SELECT_API >= 2605
+    void (*job_mem_reduce)(job_record_t *job_ptr);
+#endif
+    int (*job_fini)(job_record_t *job_ptr);
+    int (*job_suspend)(job_record_t *job_ptr, bool indf_susp);
+    int (*job_resume)(job_record_t *job_ptr, bool indf_susp);
+    int (*nodeinfo_set_all)(void);
+    int (*nodeinfo_set)(job_record_t *job_ptr);
+    int (*reconfigure)(void);
+} ai_select_ops_t;
+#else
 typedef struct {
     uint32_t *plugin_id;
     int (*state_save)(char *dir_name);
@@ -116,6 +157,7 @@ typedef struct {
                            bitstr_t *avail_bitmap, bitstr_t **core_bitmap);
 #endif
 } ai_select_ops_t;
+#endif
 
 /*
  * The names slurmctld resolves, in the order of ai_select_ops_t: the generations share
@@ -135,7 +177,21 @@ typedef struct {
         "select_p_select_jobinfo_free", "select_p_select_jobinfo_set",             \
         "select_p_select_jobinfo_get", "select_p_select_jobinfo_copy",             \
         "select_p_select_jobinfo_pack", "select_p_select_jobinfo_unpack"
-#if AI_SELECT_API >= 2411
+#if AI_SELECT_API >= 2505
+#if AI_SELECT_API >= 2605
+#define AI_SELECT_SYMS_MEM_REDUCE "select_p_job_mem_reduce",
+#define AI_SELECT_ENTRY_POINTS 13
+#else
+#define AI_SELECT_SYMS_MEM_REDUCE
+#define AI_SELECT_ENTRY_POINTS 12
+#endif
+#define AI_SELECT_SYMS                                                                             \
+    "plugin_id", "select_p_node_init", "select_p_job_test", "select_p_job_begin",                  \
+        "select_p_job_ready", "select_p_job_expand", "select_p_job_resized",                       \
+        AI_SELECT_SYMS_MEM_REDUCE "select_p_job_fini", "select_p_job_suspend",                     \
+        "select_p_job_resume", "select_p_select_nodeinfo_set_all", "select_p_select_nodeinfo_set", \
+        "select_p_reconfigure"
+#elif AI_SELECT_API >= 2411
 #define AI_SELECT_SYMS                                                                   \
     AI_SELECT_SYMS_JOBS, AI_SELECT_SYMS_STEPS_AND_INFO, "select_p_get_info_from_plugin", \
         "select_p_reconfigure"

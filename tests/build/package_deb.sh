@@ -7,9 +7,10 @@
 # Slurm. `DESTDIR=... cmake --install` stages the same layout, and
 # -DSLURM_AI_PLUGIN_INSTALL_DIR moves the plugins (a relative value is refused).
 #
-#   package_deb.sh SOURCE_DIR BUILD_DIR
+#   package_deb.sh SOURCE_DIR BUILD_DIR ENTRY_POINTS
+# ENTRY_POINTS: how many select_p_ functions this Slurm's select API has (select_api.h).
 set -euo pipefail
-src=$1 build=$2
+src=$1 build=$2 entry_points=$3
 tmp=$(mktemp -d /tmp/slurm-ai-package.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
@@ -58,7 +59,8 @@ done
 # The packaged (stripped) plugins still export every entry point Slurm looks up.
 dpkg-deb -x "$deb" "$tmp/x"
 n=$(nm -D --defined-only "$tmp/x$plugin_dir/select_ai_cons_tres.so" | grep -c ' select_p_')
-[ "$n" = 36 ] || fail "packaged select plugin exports $n select_p_ entry points, expected 36"
+[ "$n" = "$entry_points" ] ||
+    fail "packaged select plugin exports $n select_p_ entry points, expected $entry_points"
 nm -D --defined-only "$tmp/x$plugin_dir/spank_ai.so" | grep -q ' slurm_spank_init$' ||
     fail "packaged spank_ai.so does not export slurm_spank_init"
 

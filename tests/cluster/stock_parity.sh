@@ -5,8 +5,11 @@
 # kind: end states and exit codes, node/CPU/task counts, memory per node, whole nodes for
 # --exclusive, array tasks, hetjob components, dependency order and states (afterok,
 # afterany, an afternotok that never runs), the submit-time rejection of a job that can
-# never run, and the GPU count of a GPU job without hints. Node names are not compared:
-# the suite may pick other nodes for the same job.
+# never run, the GPU count of a GPU job without hints, tasks spread over nodes
+# (--spread-job), contiguous nodes (--contiguous), core and thread specialization
+# (--core-spec, --thread-spec), GPUs per task (--gpus-per-task), and reservations by node
+# count, by core count and with flags, with jobs run inside them. Node names are not
+# compared: the suite may pick other nodes for the same job; their properties are.
 source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
@@ -21,20 +24,29 @@ name_a=$(info cluster_name "$MINICLUSTER_DIR")
     fail "no nodes=/gpus= in $MINICLUSTER_DIR/cluster.info"
 [ "$nodes" -ge 4 ] || fail "the test cluster has $nodes nodes; the jobs here need 4"
 [ "$gpus" -ge 2 ] || fail "the test cluster has $gpus GPUs per node; the GPU job needs 2"
+SLURM_CONF=$MINICLUSTER_DIR/etc/slurm.conf scontrol show config |
+    grep -i '^AllowSpecResourcesUsage *= *yes' >/dev/null ||
+    fail "the test cluster lacks AllowSpecResourcesUsage=YES, which --core-spec needs"
+
 
 second=$(mktemp -d /tmp/slurm-ai-stock.XXXXXX)
 rmdir "$second"
 declare -A ID=()
-cleanup() {  # a failed run leaves no job of ours queued on the test cluster
+RESV=(pr_nodes pr_flags pr_cores)
+cleanup() {  # a failed run leaves no job or reservation of ours on the test cluster
     local k
     for k in "${!ID[@]}"; do
         if [[ $k == *.A ]]; then scancel "${ID[$k]}" 2>/dev/null || true; fi
+    done
+    for k in "${RESV[@]}"; do
+        scontrol delete ReservationName="$k" >/dev/null 2>&1 || true
     done
     "$repo/tools/minicluster" down --dir "$second" >/dev/null 2>&1 || true
 }
 trap cleanup EXIT
 "$repo/tools/minicluster" up --dir "$second" --nodes "$nodes" --gpus "$gpus" \
-    --gpu-type "${gpu_type:-v100}" --select select/cons_tres >"$WORK/up.log" 2>&1 ||
+    --gpu-type "${gpu_type:-v100}" --select select/cons_tres \
+    --extra-conf AllowSpecResourcesUsage=YES >"$WORK/up.log" 2>&1 ||
     fail "stock cluster did not come up: $(tail -n 20 "$WORK/up.log")"
 name_b=$(info cluster_name "$second")
 
@@ -115,14 +127,27 @@ ids() {  # ids CLUSTER: our job ids on it, but dep_never's
     done
     echo "$out"
 }
-deadline=$((SECONDS + 60))
-for c in A B; do
-    while on $c squeue -h -j "$(ids $c)" -o %i 2>/dev/null | grep -q .; do
-        [ $SECONDS -lt $deadline ] ||
-            fail "jobs still queued on the ${LABEL[$c]} after 60s: $(on $c squeue -h -j "$(ids $c)" -o '%i %T %r' | tr '\n' ';')"
-        sleep 1
+drain() {  # drain: wait until all our jobs but dep_never have left both queues
+    local deadline=$((SECONDS + 60)) c
+    for c in A B; do
+        while on $c squeue -h -j "$(ids $c)" -o %i 2>/dev/null | grep . >/dev/null; do
+            [ $SECONDS -lt $deadline ] ||
+                fail "jobs still queued on the ${LABEL[$c]} after 60s: $(on $c squeue -h -j "$(ids $c)" -o '%i %T %r' | tr '\n' ';')"
+            sleep 1
+        done
     done
-done
+}
+drain
+
+# --- jobs whose shape depends on what is free: submitted to idle clusters -------------
+sub spread -n3 --spread-job -o /dev/null --wrap='hostname; sleep 1'
+sub contiguous -N3 --contiguous -o /dev/null --wrap='hostname; sleep 1'
+sub core_spec -N1 --core-spec=2 -o /dev/null --wrap='hostname; sleep 1'
+sub thread_spec -N1 --thread-spec=1 -o /dev/null --wrap='hostname; sleep 1'
+# shellcheck disable=SC2016  # expands in the tasks
+sub gpu_per_task -n2 --gpus-per-task=1 -o "$WORK/gpt.%j.out" \
+    --wrap='srun bash -c "echo task=\$SLURM_PROCID gpus=\$CUDA_VISIBLE_DEVICES"; sleep 1'
+drain
 
 # --- what each job got, from `scontrol -o show job -d` (kept MinJobAge after the end) -
 cat >"$WORK/summary.py" <<'PY'
@@ -155,12 +180,14 @@ for line in sys.stdin:
     # Per-node GRES lines empty at the end of a job; JOB_GRES keeps the allocation.
     jgres = re.sub(r'\(IDX:[^)]*\)', '', f.get('JOB_GRES', '(null)'))
     print('id=%s offset=%s state=%s exit=%s reason=%s nodes=%s cpus=%s tasks=%s mem=%s '
-          'gres=%s oversubscribe=%s pernode=%s start=%d end=%d' % (
+          'gres=%s oversubscribe=%s pernode=%s start=%d end=%d nodelist=%s corespec=%s '
+          'threadspec=%s' % (
               f.get('JobId'), f.get('HetJobOffset', '-'), f.get('JobState'),
               f.get('ExitCode'), f.get('Reason'), f.get('NumNodes'), f.get('NumCPUs'),
               f.get('NumTasks'), tres.get('mem', '-'), jgres, f.get('OverSubscribe'),
               '+'.join(sorted(per)) or '-', epoch(f.get('StartTime', '')),
-              epoch(f.get('EndTime', ''))))
+              epoch(f.get('EndTime', '')), f.get('NodeList', '-'), f.get('CoreSpec', '-'),
+              f.get('ThreadSpec', '-')))
 PY
 declare -A REC=()
 record() {  # record KIND: REC[KIND.A], REC[KIND.B], one line per job/component/task
@@ -185,7 +212,8 @@ cmp_end() {  # cmp_end KIND EXPECTED
     want "$1" "end state in jobcomp.log" "$2" "$(endstate "$1" A)" "$(endstate "$1" B)"
 }
 
-for kind in exclusive cpu_1node cpu_multinode mem mem_per_cpu gpu dep_a dep_b dep_c; do
+for kind in exclusive cpu_1node cpu_multinode mem mem_per_cpu gpu dep_a dep_b dep_c spread \
+    contiguous core_spec thread_spec gpu_per_task; do
     record "$kind"
 done
 summary=()
@@ -249,6 +277,51 @@ want gpu "GRES of the job" "gpu:${gpu_type:-v100}:2" "$(get gpu A gres)" "$(get 
 seen() { sed -n 's/^gpus=//p' "$WORK/gpu.${ID[gpu.$1]}.out" 2>/dev/null | tr ',' '\n' | grep -c . || true; }
 want gpu "GPUs in CUDA_VISIBLE_DEVICES" 2 "$(seen A)" "$(seen B)"
 
+# --spread-job: three tasks on three nodes.
+cmp_end spread COMPLETED
+cmp spread state nodes cpus tasks
+want spread "nodes" 3 "$(get spread A nodes)" "$(get spread B nodes)"
+
+# --contiguous: three nodes with consecutive names (the names themselves may differ).
+consecutive() {  # consecutive HOSTLIST: "yes" when the nodes' numbers have no gap
+    python3 - "$1" <<'PY'
+import re, sys
+nums = []
+for m in re.finditer(r'n(?:\[([^\]]*)\]|(\d+))', sys.argv[1]):
+    if m.group(2):
+        nums.append(int(m.group(2)))
+        continue
+    for part in m.group(1).split(','):
+        lo, _, hi = part.partition('-')
+        nums += range(int(lo), int(hi or lo) + 1)
+nums.sort()
+print('yes' if nums and nums == list(range(nums[0], nums[0] + len(nums))) else 'no:%s' % nums)
+PY
+}
+cmp_end contiguous COMPLETED
+cmp contiguous state nodes cpus tasks
+want contiguous "consecutive nodes" yes "$(consecutive "$(get contiguous A nodelist)")" \
+    "$(consecutive "$(get contiguous B nodelist)")"
+
+# Core and thread specialization: the job's node is whole, less what is set aside.
+for k in core_spec thread_spec; do
+    cmp_end $k COMPLETED
+    cmp $k state nodes cpus tasks corespec threadspec oversubscribe pernode
+done
+want core_spec "CoreSpec" 2 "$(get core_spec A corespec)" "$(get core_spec B corespec)"
+want thread_spec "ThreadSpec" 1 "$(get thread_spec A threadspec)" "$(get thread_spec B threadspec)"
+summary+=("core-spec $(get core_spec B pernode), thread-spec $(get thread_spec B pernode)")
+
+# --gpus-per-task: the job's GPUs, and what each task sees.
+cmp_end gpu_per_task COMPLETED
+cmp gpu_per_task state exit nodes cpus tasks gres
+per_task() {  # per_task CLUSTER: "task=I:GPUS_SEEN" per task, sorted
+    sed -n 's/^task=\([0-9]*\) gpus=\(.*\)$/\1 \2/p' "$WORK/gpt.${ID[gpu_per_task.$1]}.out" 2>/dev/null |
+        while read -r t g; do echo "task=$t:$(tr ',' '\n' <<<"$g" | grep -c .)"; done | sort | tr '\n' ' '
+}
+want gpu_per_task "GPUs each task sees" "task=0:1 task=1:1 " "$(per_task A)" "$(per_task B)"
+summary+=("gpus-per-task $(get gpu_per_task B gres)")
+
 # Dependencies: states, and each dependent job starts no earlier than its parent ended.
 cmp_end dep_a COMPLETED
 cmp_end dep_b FAILED
@@ -283,5 +356,84 @@ for c in A B; do
     done
 done
 cmp_end dep_never CANCELLED
+
+# --- reservations: by node count, with flags, by core count; a job inside each ---------
+# Slurm 22.05's scontrol refuses CoreCnt= unless the configured select plugin's id is
+# cons_res's or cons_tres's, a check the suite cannot pass there (docs/admin-guide.md);
+# from 24.11 slurmctld asks the select plugin, which answers as cons_tres.
+series=$(scontrol -V | grep -o '[0-9]*\.[0-9]*' | head -n1)
+resv_show() {  # resv_show CLUSTER NAME: what a reservation holds, without names and times
+    on "$1" scontrol -o show reservation "$2" |
+        grep -o '\(NodeCnt\|CoreCnt\|Flags\|PartitionName\)=[^ ]*' | tr '\n' ' '
+}
+declare -A RV=() RJ=()
+for c in A B; do
+    on $c scontrol create reservation ReservationName=pr_nodes StartTime=now Duration=10 \
+        Users=root NodeCnt=2 >"$WORK/resv.$c.log" 2>&1 ||
+        fail "reservation NodeCnt=2 refused on the ${LABEL[$c]}: $(cat "$WORK/resv.$c.log")"
+    on $c scontrol create reservation ReservationName=pr_flags StartTime=now Duration=10 \
+        Users=root NodeCnt=1 Flags=MAINT,IGNORE_JOBS >>"$WORK/resv.$c.log" 2>&1 ||
+        fail "reservation Flags=MAINT,IGNORE_JOBS refused on the ${LABEL[$c]}: $(cat "$WORK/resv.$c.log")"
+    rc=0
+    out=$(on $c scontrol create reservation ReservationName=pr_cores StartTime=now \
+        Duration=10 Users=root CoreCnt=4 2>&1) || rc=$?
+    RV[cores.$c]="rc=$rc"
+    [ "$rc" = 0 ] || RV[cores.$c]+=": $out"
+done
+for r in pr_nodes pr_flags; do
+    same "reservation $r" "scontrol show reservation" "$(resv_show A $r)" "$(resv_show B $r)"
+done
+expect_contains "stock reservation pr_nodes" "$(resv_show B pr_nodes)" "NodeCnt=2 "
+expect_contains "stock reservation pr_flags" "$(resv_show B pr_flags)" "MAINT"
+[ "${RV[cores.B]}" = rc=0 ] || fail "reservation CoreCnt=4 refused by stock Slurm: ${RV[cores.B]}"
+if [ "$series" = 22.05 ]; then
+    expect_contains "CoreCnt=4 on the ${LABEL[A]} (22.05: scontrol's own check)" \
+        "${RV[cores.A]}" "CoreCnt or CPUCnt is only supported when SelectType includes select/cons_res"
+    cores_note="CoreCnt refused by scontrol 22.05 as documented"
+else
+    same "reservation CoreCnt=4" "scontrol create" "${RV[cores.A]}" "${RV[cores.B]}"
+    same "reservation pr_cores" "scontrol show reservation" "$(resv_show A pr_cores)" \
+        "$(resv_show B pr_cores)"
+    expect_contains "stock reservation pr_cores" "$(resv_show B pr_cores)" "CoreCnt=4 "
+    cores_note="CoreCnt=4 $(resv_show B pr_cores | grep -o 'NodeCnt=[0-9]*')"
+fi
+
+# Jobs inside: they run, on the reservation's nodes only.
+inside=(pr_nodes)
+[ "$series" = 22.05 ] || inside+=(pr_cores)
+for r in "${inside[@]}"; do
+    n=2
+    [ $r = pr_nodes ] || n=1
+    for c in A B; do
+        out=$(on $c sbatch --parsable --reservation=$r -N$n -n$n -o /dev/null \
+            --wrap='hostname; sleep 1' 2>&1) ||
+            fail "sbatch --reservation=$r refused on the ${LABEL[$c]}: $out"
+        ID[in_$r.$c]=$out
+    done
+done
+deadline=$((SECONDS + 60))
+for r in "${inside[@]}"; do
+    for c in A B; do
+        until [ -n "$(endstate in_$r $c)" ]; do
+            [ $SECONDS -lt $deadline ] ||
+                fail "job in $r still not ended after 60s on the ${LABEL[$c]}: $(on $c squeue -h -j "${ID[in_$r.$c]}" -o '%T %r')"
+            sleep 1
+        done
+    done
+    record in_$r
+    cmp_end in_$r COMPLETED
+    cmp in_$r state nodes cpus tasks
+    for c in A B; do
+        held=$(on $c scontrol -o show reservation $r | sed -n 's/.* Nodes=\([^ ]*\) .*/\1/p')
+        extra=$(on $c scontrol show hostnames "$(get in_$r $c nodelist)" |
+            grep -vxF -f <(on $c scontrol show hostnames "$held") || true)
+        [ -z "$extra" ] ||
+            fail "job in $r ran on $extra, outside the reservation's $held, on the ${LABEL[$c]}"
+    done
+done
+for c in A B; do
+    for r in "${RESV[@]}"; do on $c scontrol delete ReservationName=$r >/dev/null 2>&1 || true; done
+done
+summary+=("reservations NodeCnt=2, MAINT,IGNORE_JOBS, $cores_note")
 
 pass "suite = stock for ${summary[*]}, array 4xCOMPLETED, deps COMPLETED/FAILED/COMPLETED/never, gpus 2, rejected ${REJ[B]%% sbatch: error: Batch*} ($((SECONDS - t0))s)"

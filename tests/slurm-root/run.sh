@@ -1,11 +1,11 @@
 #!/usr/bin/env bash
 # Runs inside tools/slurm-root.sh's root (the checkout is /src there): builds the suite
 # against that root's Slurm into build-slurm<SERIES>/ (incremental after the first time)
-# and runs the named cluster tests there, each with the mini-cluster its fixture brings
-# up from that Slurm's daemons.
+# and runs the named tests of that build there: cluster tests each with the mini-cluster
+# its fixture brings up from that Slurm's daemons, build tests against its packages.
 #
 #   tests/slurm-root/run.sh SERIES build          configure and build only
-#   tests/slurm-root/run.sh SERIES TEST...        e.g. select_type batch_job
+#   tests/slurm-root/run.sh SERIES TEST...        e.g. cluster.select_type build.package_deb
 set -euo pipefail
 series=$1
 shift
@@ -21,5 +21,5 @@ if [ "${1:-}" = build ]; then
   exit 0
 fi
 [ -d "$build" ] || { echo "no build in $build: run '$0 $series build' first" >&2; exit 1; }
-pattern=$(printf '%s|' "$@")
-exec ctest --test-dir "$build" --output-on-failure -R "^cluster\\.(${pattern%|})\$"
+pattern=$(printf '%s|' "${@//./\\.}")
+exec ctest --test-dir "$build" --output-on-failure -R "^(${pattern%|})\$"
