@@ -41,8 +41,9 @@ PACKAGES=(
   # build and test tools
   build-essential cmake pkg-config dpkg-dev graphviz
   python3 procps iproute2 util-linux
-  # packaging and docker/ checks: compose.yaml parsing, man page formatting
-  python3-yaml groff-base
+  # packaging (cpack's shlibdeps needs file) and docker/ checks: compose.yaml parsing,
+  # man page formatting
+  file python3-yaml groff-base
   "${EXTRA[@]}"
 )
 
