@@ -47,6 +47,13 @@ enter() {
   mount_in "$repo" /src --bind
   [ -d "$repo/../shared" ] && mount_in "$(cd "$repo/../shared" && pwd)" /shared --bind
   cp /etc/resolv.conf "$root/etc/resolv.conf" 2>/dev/null || true
+  # The host's name must resolve inside as outside: slurmctld 24.11 resolves the submit
+  # host's name to answer srun, retrying for 10 s with its locks held, and in the
+  # meantime marks every node of the mini-cluster not responding.
+  cp /etc/hosts "$root/etc/hosts" 2>/dev/null || true
+  local host
+  host=$(hostname)
+  chroot "$root" getent hosts "$host" >/dev/null || echo "127.0.0.1 $host" >>"$root/etc/hosts"
 }
 
 if [ ! -f "$root/.debootstrapped" ]; then

@@ -10,7 +10,14 @@ RECOVER=${SLURM_AI_BIN_DIR:?}/ai-recover
 EXPLAIN=${SLURM_AI_BIN_DIR:?}/ai-explain
 # Failure detection that a test can wait for: slurmctld pings every SlurmdTimeout/3 and
 # gives up on a ping after MessageTimeout (see contrib/slurm.conf.d/checkpoint.conf).
+# After 22.05 (seen on 24.11), a ping round that holds a dead node lasts MessageTimeout +
+# 1 s (slurmctld retries the refused connection once a second), and the other nodes'
+# answers wait for it: SlurmdTimeout must exceed that by a ping interval or more, or every
+# node of the round is set not responding.
 CKPT_DETECTION=(--extra-conf SlurmdTimeout=6 --extra-conf MessageTimeout=5)
+if [ "$(slurmctld -V | grep -o '[0-9]*' | head -n1)" -ge 23 ]; then
+    CKPT_DETECTION=(--extra-conf SlurmdTimeout=15 --extra-conf MessageTimeout=5)
+fi
 
 # ckpt_cluster_up DIR [minicluster up options...]: the suite's plugins, ai-recover as the
 # PERM node-down trigger (grace 10 s) and its watch loop. Exports SLURM_CONF, CKPT_DIR,
@@ -42,6 +49,11 @@ ckpt_cluster_down() {
         echo "=== slurmctld.log (no debug lines)" >&2
         grep -v "debug" "$CKPT_DIR/log/slurmctld.log" 2>/dev/null | tail -n 40 >&2 || true
         squeue >&2 2>/dev/null || true
+        # SLURM_AI_KEEP_LOGS=DIR keeps the failed cluster's whole log folder there.
+        if [ -n "${SLURM_AI_KEEP_LOGS:-}" ]; then
+            mkdir -p "$SLURM_AI_KEEP_LOGS" && cp -r "$CKPT_DIR/log" "$SLURM_AI_KEEP_LOGS/$(basename "$CKPT_DIR")" &&
+                echo "=== logs kept in $SLURM_AI_KEEP_LOGS/$(basename "$CKPT_DIR")" >&2
+        fi
     fi
     for n in "${CKPT_FROZEN[@]+"${CKPT_FROZEN[@]}"}"; do
         "$CKPT_REPO/tools/minicluster" kill-node "$n" --dir "$CKPT_DIR" >/dev/null 2>&1 || true
