@@ -39,17 +39,11 @@ static void _find_ctld_symbols(void) {
     ai_ctld.avail_node_bitmap = dlsym(RTLD_DEFAULT, "avail_node_bitmap");
     ai_ctld.share_node_bitmap = dlsym(RTLD_DEFAULT, "share_node_bitmap");
     *(void **)&ai_ctld.find_job_record = dlsym(RTLD_DEFAULT, "find_job_record");
-    /* slurmctld's GRES bookkeeping moved to the step manager's library in 24.11. */
-#if AI_SELECT_API >= 2411
-    *(void **)&ai_ctld.gres_job_merge = dlsym(RTLD_DEFAULT, "gres_stepmgr_job_merge");
-    *(void **)&ai_ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, "gres_stepmgr_job_alloc");
+    /* slurmctld's GRES bookkeeping: the names select_api.h gives for this release. */
+    *(void **)&ai_ctld.gres_job_merge = dlsym(RTLD_DEFAULT, AI_GRES_SYMBOL(job_merge));
+    *(void **)&ai_ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, AI_GRES_SYMBOL(job_alloc));
     *(void **)&ai_ctld.gres_job_build_details =
-        dlsym(RTLD_DEFAULT, "gres_stepmgr_job_build_details");
-#else
-    *(void **)&ai_ctld.gres_job_merge = dlsym(RTLD_DEFAULT, "gres_ctld_job_merge");
-    *(void **)&ai_ctld.gres_job_alloc = dlsym(RTLD_DEFAULT, "gres_ctld_job_alloc");
-    *(void **)&ai_ctld.gres_job_build_details = dlsym(RTLD_DEFAULT, "gres_ctld_job_build_details");
-#endif
+        dlsym(RTLD_DEFAULT, AI_GRES_SYMBOL(job_build_details));
     ai_ctld.found = ai_ctld.job_list && ai_ctld.avail_node_bitmap && ai_ctld.share_node_bitmap &&
                     ai_ctld.find_job_record && ai_ctld.gres_job_merge && ai_ctld.gres_job_alloc &&
                     ai_ctld.gres_job_build_details;
@@ -164,22 +158,14 @@ int select_p_node_init(void) {
 }
 
 /* The job test: see select_ai_test.c. */
-#if AI_SELECT_API >= 2411
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
                       uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                       list_t *preemptee_candidates, list_t **preemptee_job_list,
-                      resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr) {
-    ai_test_extra_t extra = {resv_exc_ptr, will_run_ptr};
+                      AI_TEST_EXTRA_PARAMS) {
+    ai_test_extra_t extra = AI_TEST_EXTRA_INIT;
 #if AI_SELECT_API >= 2505
     /* No job_init from 25.05: an expansion job's link is restored when it is tested. */
     ai_restore_expansion_link(job_ptr);
-#endif
-#else
-int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
-                      uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
-                      list_t *preemptee_candidates, list_t **preemptee_job_list,
-                      bitstr_t *exc_core_bitmap) {
-    ai_test_extra_t extra = {exc_core_bitmap};
 #endif
     return ai_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                        preemptee_job_list, &extra);
@@ -202,7 +188,7 @@ int select_p_job_resized(job_record_t *job_ptr, node_record_t *node_ptr) {
     return cons_tres.job_resized(job_ptr, node_ptr);
 }
 
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
 /*
  * Without a database (AccountingStorageType=accounting_storage/none) a resized job keeps
  * db_index NO_VAL64 ("being set") for ever, and slurmctld refuses every later update of
@@ -321,13 +307,13 @@ int select_p_select_jobinfo_unpack(select_jobinfo_t **jobinfo, buf_t *buffer,
     return cons_tres.jobinfo_unpack(jobinfo, buffer, protocol_version);
 }
 
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
 char *select_p_select_jobinfo_sprint(select_jobinfo_t *jobinfo, char *buf, size_t size, int mode) {
     return cons_tres.jobinfo_sprint(jobinfo, buf, size, mode);
 }
 #endif
 
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
 char *select_p_select_jobinfo_xstrdup(select_jobinfo_t *jobinfo, int mode) {
     return cons_tres.jobinfo_xstrdup(jobinfo, mode);
 }
@@ -339,7 +325,7 @@ int select_p_get_info_from_plugin(enum select_plugindata_info dinfo, job_record_
 }
 #endif
 
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
 int select_p_update_node_config(int index) {
     return cons_tres.update_node_config(index);
 }
@@ -352,7 +338,7 @@ int select_p_reconfigure(void) {
     return rc;
 }
 
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2311
 bitstr_t *select_p_resv_test(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt,
                              bitstr_t *avail_bitmap, bitstr_t **core_bitmap) {
     return cons_tres.resv_test(resv_desc_ptr, node_cnt, avail_bitmap, core_bitmap);

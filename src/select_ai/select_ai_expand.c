@@ -183,7 +183,7 @@ int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
         }
         _sum_total_gres(to_job_ptr->gres_list_req);
         _sum_total_gres(to_job_ptr->gres_list_alloc);
-#if AI_SELECT_API >= 2411
+#if AI_GRES_DETAILS_TAKE_NODES
         ai_ctld.gres_job_build_details(to_job_ptr->gres_list_alloc, to_job_ptr->nodes,
                                        &to_job_ptr->gres_detail_cnt, &to_job_ptr->gres_detail_str,
                                        &to_job_ptr->gres_used);

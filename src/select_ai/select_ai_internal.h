@@ -46,16 +46,10 @@ struct ai_ctld_symbols {
     list_t **job_list;
     bitstr_t **avail_node_bitmap, **share_node_bitmap;
     job_record_t *(*find_job_record)(uint32_t job_id);
-    void (*gres_job_merge)(list_t *from, bitstr_t *from_nodes, list_t *to, bitstr_t *to_nodes);
-    int (*gres_job_alloc)(list_t *req, list_t **alloc, list_t *node_gres, int node_cnt,
-                          int node_index, int node_offset, uint32_t job_id, char *node_name,
-                          bitstr_t *cores, bool new_alloc);
-#if AI_SELECT_API >= 2411
-    void (*gres_job_build_details)(list_t *alloc, char *nodes, uint32_t *cnt, char ***detail,
-                                   char **total);
-#else
-    void (*gres_job_build_details)(list_t *alloc, uint32_t *cnt, char ***detail, char **total);
-#endif
+    /* Typed from Slurm's own declarations: a changed signature does not compile. */
+    __typeof__(&AI_GRES_FN(job_merge)) gres_job_merge;
+    __typeof__(&AI_GRES_FN(job_alloc)) gres_job_alloc;
+    __typeof__(&AI_GRES_FN(job_build_details)) gres_job_build_details;
     bool found;
 };
 extern struct ai_ctld_symbols ai_ctld;

@@ -7,12 +7,13 @@
  *   generation   Slurm          select_p_* entry points
  *   22.05        22.05          36 (job_signal, jobinfo_sprint/xstrdup, update_node_config,
  *                                   resv_test among them)
- *   24.11        24.11          31 (job_test takes resv_exc_t and will_run_data_t; list_t)
+ *   23.02        23.02          32 (those four less resv_test gone; src/interfaces/)
+ *   23.11        23.11-24.05    31 (job_test takes resv_exc_t; resv_test gone)
+ *   24.11        24.11          31 (job_test also takes will_run_data_t; list_t)
  *   25.05        25.05-25.11    12 (no state save/restore, job_init, step, nodeinfo or
  *                                   jobinfo calls: slurmctld loads only the configured
  *                                   select plugin and keeps that data itself)
  *   26.05        26.05          13 (adds job_mem_reduce)
- *   -            23.02-24.05    not built: no Debian release ships them
  *
  * From 25.05 slurmctld asks the plugin's id, not its name, whether cons_tres runs
  * (running_cons_tres(): shared GRES, GPUs per task/socket, CoreCnt reservations, node
@@ -32,26 +33,44 @@
 #define AI_SELECT_API 2505
 #elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 11, 0)
 #define AI_SELECT_API 2411
+#elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 11, 0)
+#define AI_SELECT_API 2311
 #elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(23, 2, 0)
-#error "select/ai_cons_tres: Slurm 23.02 to 24.05 are not supported (no Debian release ships them)"
+#define AI_SELECT_API 2302
 #elif SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(22, 5, 0)
 #define AI_SELECT_API 2205
 #else
 #error "select/ai_cons_tres: Slurm before 22.05 is not supported"
 #endif
 
-#if AI_SELECT_API >= 2411
+#if AI_SELECT_API >= 2302
 #include "src/interfaces/gres.h"
 #include "src/interfaces/select.h"
 #else
 #include "src/common/gres.h"
 #include "src/common/select.h"
-/* 24.11's names for 22.05's list types, so that the plugin is written once. */
+/* 23.02's names for 22.05's list types, so that the plugin is written once. */
 typedef struct xlist list_t;
 typedef struct listIterator list_itr_t;
 typedef struct job_details job_details_t;
 #endif
 #include "src/slurmctld/slurmctld.h"
+
+/*
+ * slurmctld's GRES bookkeeping, which job expansion calls (looked up at run time, see
+ * select_ai.c): in the step manager's library from 24.05, and the details builder takes
+ * the job's node list from 23.11.
+ */
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
+#include "src/stepmgr/gres_stepmgr.h"
+#define AI_GRES_FN(name) gres_stepmgr_##name
+#define AI_GRES_SYMBOL(name) "gres_stepmgr_" #name
+#else
+#include "src/slurmctld/gres_ctld.h"
+#define AI_GRES_FN(name) gres_ctld_##name
+#define AI_GRES_SYMBOL(name) "gres_ctld_" #name
+#endif
+#define AI_GRES_DETAILS_TAKE_NODES (AI_SELECT_API >= 2311)
 
 #if AI_SELECT_API >= 2505
 #define AI_SELECT_PLUGIN_ID SELECT_PLUGIN_CONS_TRES
@@ -62,26 +81,46 @@ typedef struct job_details job_details_t;
 
 /*
  * What a job test carries beyond the job, the bitmap, the node counts, the mode and the
- * preemption lists, passed through to cons_tres unchanged.
+ * preemption lists, passed through to cons_tres unchanged: the parameters, how
+ * select_p_job_test keeps them (AI_TEST_EXTRA_INIT) and how they go on.
  */
-typedef struct {
 #if AI_SELECT_API >= 2411
+#define AI_TEST_EXTRA_PARAMS resv_exc_t *resv_exc_ptr, will_run_data_t *will_run_ptr
+#define AI_TEST_EXTRA_INIT \
+    { resv_exc_ptr, will_run_ptr }
+#define AI_TEST_EXTRA_ARGS(e) (e)->resv_exc_ptr, (e)->will_run_ptr
+typedef struct {
     resv_exc_t *resv_exc_ptr;
     will_run_data_t *will_run_ptr;
-#else
-    bitstr_t *exc_core_bitmap;
-#endif
 } ai_test_extra_t;
+#elif AI_SELECT_API >= 2311
+#define AI_TEST_EXTRA_PARAMS resv_exc_t *resv_exc_ptr
+#define AI_TEST_EXTRA_INIT \
+    { resv_exc_ptr }
+#define AI_TEST_EXTRA_ARGS(e) (e)->resv_exc_ptr
+typedef struct {
+    resv_exc_t *resv_exc_ptr;
+} ai_test_extra_t;
+#else
+#define AI_TEST_EXTRA_PARAMS bitstr_t *exc_core_bitmap
+#define AI_TEST_EXTRA_INIT \
+    { exc_core_bitmap }
+#define AI_TEST_EXTRA_ARGS(e) (e)->exc_core_bitmap
+typedef struct {
+    bitstr_t *exc_core_bitmap;
+} ai_test_extra_t;
+#endif
 
 /* cons_tres's entry points, in the order of slurmctld's table for this generation. */
+typedef int (*ai_job_test_fn)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
+                              uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
+                              list_t *preemptee_candidates, list_t **preemptee_job_list,
+                              AI_TEST_EXTRA_PARAMS);
 #if AI_SELECT_API >= 2505
 typedef struct {
     uint32_t *plugin_id;
     int (*node_init)(void);
-    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
-                    list_t **preemptee_job_list, resv_exc_t *resv_exc_ptr,
-                    will_run_data_t *will_run_ptr);
+    ai_job_test_fn job_test;
     int (*job_begin)(job_record_t *job_ptr);
     int (*job_ready)(job_record_t *job_ptr);
     int (*job_expand)(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
@@ -103,21 +142,12 @@ typedef struct {
     int (*state_restore)(char *dir_name);
     int (*job_init)(list_t *job_list);
     int (*node_init)(void);
-#if AI_SELECT_API >= 2411
-    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
-                    list_t **preemptee_job_list, resv_exc_t *resv_exc_ptr,
-                    will_run_data_t *will_run_ptr);
-#else
-    int (*job_test)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
-                    uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
-                    list_t **preemptee_job_list, bitstr_t *exc_core_bitmap);
-#endif
+    ai_job_test_fn job_test;
     int (*job_begin)(job_record_t *job_ptr);
     int (*job_ready)(job_record_t *job_ptr);
     int (*job_expand)(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
     int (*job_resized)(job_record_t *job_ptr, node_record_t *node_ptr);
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
     int (*job_signal)(job_record_t *job_ptr, int signal);
 #endif
     int (*job_fini)(job_record_t *job_ptr);
@@ -142,17 +172,17 @@ typedef struct {
     select_jobinfo_t *(*jobinfo_copy)(select_jobinfo_t *jobinfo);
     int (*jobinfo_pack)(select_jobinfo_t *jobinfo, buf_t *buffer, uint16_t protocol_version);
     int (*jobinfo_unpack)(select_jobinfo_t **jobinfo, buf_t *buffer, uint16_t protocol_version);
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
     char *(*jobinfo_sprint)(select_jobinfo_t *jobinfo, char *buf, size_t size, int mode);
     char *(*jobinfo_xstrdup)(select_jobinfo_t *jobinfo, int mode);
 #endif
     int (*get_info_from_plugin)(enum select_plugindata_info dinfo, job_record_t *job_ptr,
                                 void *data);
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2302
     int (*update_node_config)(int index);
 #endif
     int (*reconfigure)(void);
-#if AI_SELECT_API < 2411
+#if AI_SELECT_API < 2311
     bitstr_t *(*resv_test)(resv_desc_msg_t *resv_desc_ptr, uint32_t node_cnt,
                            bitstr_t *avail_bitmap, bitstr_t **core_bitmap);
 #endif
@@ -160,8 +190,8 @@ typedef struct {
 #endif
 
 /*
- * The names slurmctld resolves, in the order of ai_select_ops_t: the generations share
- * runs of them; 22.05 has five more.
+ * The names slurmctld resolves, in the order of ai_select_ops_t: 22.05 to 24.11 share
+ * runs of them.
  */
 #define AI_SELECT_SYMS_JOBS                                                                    \
     "plugin_id", "select_p_state_save", "select_p_state_restore", "select_p_job_init",         \
@@ -191,11 +221,16 @@ typedef struct {
         AI_SELECT_SYMS_MEM_REDUCE "select_p_job_fini", "select_p_job_suspend",                     \
         "select_p_job_resume", "select_p_select_nodeinfo_set_all", "select_p_select_nodeinfo_set", \
         "select_p_reconfigure"
-#elif AI_SELECT_API >= 2411
+#elif AI_SELECT_API >= 2311
 #define AI_SELECT_SYMS                                                                   \
     AI_SELECT_SYMS_JOBS, AI_SELECT_SYMS_STEPS_AND_INFO, "select_p_get_info_from_plugin", \
         "select_p_reconfigure"
 #define AI_SELECT_ENTRY_POINTS 31
+#elif AI_SELECT_API >= 2302
+#define AI_SELECT_SYMS                                                                   \
+    AI_SELECT_SYMS_JOBS, AI_SELECT_SYMS_STEPS_AND_INFO, "select_p_get_info_from_plugin", \
+        "select_p_reconfigure", "select_p_resv_test"
+#define AI_SELECT_ENTRY_POINTS 32
 #else
 #define AI_SELECT_SYMS                                                                          \
     AI_SELECT_SYMS_JOBS, "select_p_job_signal", AI_SELECT_SYMS_STEPS_AND_INFO,                  \
@@ -206,13 +241,7 @@ typedef struct {
 #endif
 
 /* cons_tres's job test with the extras this generation passes. */
-#if AI_SELECT_API >= 2411
 #define AI_CONS_TRES_JOB_TEST(ops, job, bitmap, min, max, req, mode, cand, list, extra) \
-    (ops).job_test(job, bitmap, min, max, req, mode, cand, list, (extra)->resv_exc_ptr, \
-                   (extra)->will_run_ptr)
-#else
-#define AI_CONS_TRES_JOB_TEST(ops, job, bitmap, min, max, req, mode, cand, list, extra) \
-    (ops).job_test(job, bitmap, min, max, req, mode, cand, list, (extra)->exc_core_bitmap)
-#endif
+    (ops).job_test(job, bitmap, min, max, req, mode, cand, list, AI_TEST_EXTRA_ARGS(extra))
 
 #endif

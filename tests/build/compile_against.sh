@@ -15,11 +15,13 @@ fail() { echo "FAIL: $*"; exit 1; }
 version=$(sed -n 's/^#define SLURM_VERSION_STRING "\(.*\)"$/\1/p' "$tree/config.h")
 [ -n "$version" ] || fail "no SLURM_VERSION_STRING in $tree/config.h"
 build=${3:-$(mktemp -d /tmp/slurm-ai-compile.XXXXXX)}
+mkdir -p "$build"
 
 # What select_api.h must give for this release.
 case $version in
     22.05.*) entry_points=36 plugin_id=190 ;;
-    24.11.*) entry_points=31 plugin_id=190 ;;
+    23.02.*) entry_points=32 plugin_id=190 ;;
+    23.11.* | 24.05.* | 24.11.*) entry_points=31 plugin_id=190 ;;
     25.05.* | 25.11.*) entry_points=12 plugin_id=109 ;;
     26.05.*) entry_points=13 plugin_id=109 ;;
     *) fail "Slurm $version: no select API generation is known for it" ;;
