@@ -116,31 +116,14 @@ typedef int (*ai_job_test_fn)(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t 
                               uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                               list_t *preemptee_candidates, list_t **preemptee_job_list,
                               AI_TEST_EXTRA_PARAMS);
-#if AI_SELECT_API >= 2505
+/* From 25.05 only the members outside the "< 2505" blocks remain, in the same order. */
 typedef struct {
     uint32_t *plugin_id;
-    int (*node_init)(void);
-    ai_job_test_fn job_test;
-    int (*job_begin)(job_record_t *job_ptr);
-    int (*job_ready)(job_record_t *job_ptr);
-    int (*job_expand)(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
-    int (*job_resized)(job_record_t *job_ptr, node_record_t *node_ptr);
-#if AI_SELECT_API >= 2605
-    void (*job_mem_reduce)(job_record_t *job_ptr);
-#endif
-    int (*job_fini)(job_record_t *job_ptr);
-    int (*job_suspend)(job_record_t *job_ptr, bool indf_susp);
-    int (*job_resume)(job_record_t *job_ptr, bool indf_susp);
-    int (*nodeinfo_set_all)(void);
-    int (*nodeinfo_set)(job_record_t *job_ptr);
-    int (*reconfigure)(void);
-} ai_select_ops_t;
-#else
-typedef struct {
-    uint32_t *plugin_id;
+#if AI_SELECT_API < 2505
     int (*state_save)(char *dir_name);
     int (*state_restore)(char *dir_name);
     int (*job_init)(list_t *job_list);
+#endif
     int (*node_init)(void);
     ai_job_test_fn job_test;
     int (*job_begin)(job_record_t *job_ptr);
@@ -150,9 +133,13 @@ typedef struct {
 #if AI_SELECT_API < 2302
     int (*job_signal)(job_record_t *job_ptr, int signal);
 #endif
+#if AI_SELECT_API >= 2605
+    void (*job_mem_reduce)(job_record_t *job_ptr);
+#endif
     int (*job_fini)(job_record_t *job_ptr);
     int (*job_suspend)(job_record_t *job_ptr, bool indf_susp);
     int (*job_resume)(job_record_t *job_ptr, bool indf_susp);
+#if AI_SELECT_API < 2505
     bitstr_t *(*step_pick_nodes)(job_record_t *job_ptr, select_jobinfo_t *jobinfo,
                                  uint32_t node_count, bitstr_t **avail_nodes);
     int (*step_start)(step_record_t *step_ptr);
@@ -161,8 +148,10 @@ typedef struct {
     int (*nodeinfo_unpack)(select_nodeinfo_t **nodeinfo, buf_t *buffer, uint16_t protocol_version);
     select_nodeinfo_t *(*nodeinfo_alloc)(void);
     int (*nodeinfo_free)(select_nodeinfo_t *nodeinfo);
+#endif
     int (*nodeinfo_set_all)(void);
     int (*nodeinfo_set)(job_record_t *job_ptr);
+#if AI_SELECT_API < 2505
     int (*nodeinfo_get)(select_nodeinfo_t *nodeinfo, enum select_nodedata_type dinfo,
                         enum node_states state, void *data);
     select_jobinfo_t *(*jobinfo_alloc)(void);
@@ -178,6 +167,7 @@ typedef struct {
 #endif
     int (*get_info_from_plugin)(enum select_plugindata_info dinfo, job_record_t *job_ptr,
                                 void *data);
+#endif
 #if AI_SELECT_API < 2302
     int (*update_node_config)(int index);
 #endif
@@ -187,7 +177,6 @@ typedef struct {
                            bitstr_t *avail_bitmap, bitstr_t **core_bitmap);
 #endif
 } ai_select_ops_t;
-#endif
 
 /*
  * The names slurmctld resolves, in the order of ai_select_ops_t: 22.05 to 24.11 share
