@@ -17,8 +17,13 @@ trap '"$repo/tools/minicluster" down --dir "$dir" >/dev/null 2>&1 || true' EXIT
     fail "cluster with ai-elasticd did not come up: $(tail -n 20 "$WORK/up.log")"
 export SLURM_CONF=$dir/etc/slurm.conf
 log=$dir/log/elasticd.log
-"$repo/tools/minicluster" status --dir "$dir" | grep -c 'ai-elasticd .* alive' >/dev/null ||
-    fail "ai-elasticd does not run: $(tail -n 5 "$log")"
+# `status` also asks slurmctld, which may be slow to answer just after `up` on a loaded
+# machine: a few tries before calling the daemon dead.
+for try in 1 2 3 4 5 6; do
+    "$repo/tools/minicluster" status --dir "$dir" 2>&1 | grep -c 'ai-elasticd .* alive' >/dev/null && break
+    [ $try -lt 6 ] || fail "ai-elasticd does not run: $("$repo/tools/minicluster" status --dir "$dir" 2>&1 | tail -n 5); $(tail -n 5 "$log")"
+    sleep 2
+done
 
 size() { squeue -h -j "$1" -t R -o %D; }  # empty unless it runs
 wait_size() {  # JOB NODES SECONDS WHAT

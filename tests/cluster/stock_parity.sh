@@ -78,12 +78,15 @@ srun --het-group=0,1 hostname >/dev/null
 sleep 1
 JOB
 # sub KIND SBATCH_ARGS...: submits to A, then B; "@KIND2" in an argument stands for the
-# id of that cluster's job KIND2 (dependencies name ids, which differ between clusters).
+# id of that cluster's job KIND2 (dependencies name ids, which differ between clusters),
+# "{cluster}" for A or B (two fresh clusters may give a job the same id: output files
+# must not meet).
 sub() {
     local kind=$1 c out a k; shift
     for c in A B; do
         local args=()
         for a in "$@"; do
+            a=${a//"{cluster}"/$c}
             while [[ $a =~ @([a-z_0-9]+) ]]; do
                 k=${BASH_REMATCH[1]}
                 a=${a/"@$k"/${ID[$k.$c]}}
@@ -103,7 +106,7 @@ sub mem_per_cpu -N1 -n4 --mem-per-cpu=1500 -o /dev/null --wrap='hostname; sleep 
 sub array --array=0-3 -o /dev/null --wrap='hostname; sleep 1'
 sub hetjob "$WORK/het.sh"
 # shellcheck disable=SC2016  # $CUDA_VISIBLE_DEVICES expands in the job
-sub gpu --gpus=2 -o "$WORK/gpu.%j.out" --wrap='echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 1'
+sub gpu --gpus=2 -o "$WORK/gpu.{cluster}.%j.out" --wrap='echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 1'
 sub dep_a -o /dev/null --wrap='sleep 2'
 sub dep_b --dependency=afterok:@dep_a -o /dev/null --wrap='sleep 1; exit 3'
 sub dep_c --dependency=afterany:@dep_b -o /dev/null --wrap='sleep 1'
@@ -145,7 +148,7 @@ sub contiguous -N3 --contiguous -o /dev/null --wrap='hostname; sleep 1'
 sub core_spec -N1 --core-spec=2 -o /dev/null --wrap='hostname; sleep 1'
 sub thread_spec -N1 --thread-spec=1 -o /dev/null --wrap='hostname; sleep 1'
 # shellcheck disable=SC2016  # expands in the tasks
-sub gpu_per_task -n2 --gpus-per-task=1 -o "$WORK/gpt.%j.out" \
+sub gpu_per_task -n2 --gpus-per-task=1 -o "$WORK/gpt.{cluster}.%j.out" \
     --wrap='srun bash -c "echo task=\$SLURM_PROCID gpus=\$CUDA_VISIBLE_DEVICES"; sleep 1'
 drain
 
@@ -274,7 +277,7 @@ summary+=("hetjob ${HET[B]% }")
 cmp_end gpu COMPLETED
 cmp gpu state exit nodes cpus tasks mem
 want gpu "GRES of the job" "gpu:${gpu_type:-v100}:2" "$(get gpu A gres)" "$(get gpu B gres)"
-seen() { sed -n 's/^gpus=//p' "$WORK/gpu.${ID[gpu.$1]}.out" 2>/dev/null | tr ',' '\n' | grep -c . || true; }
+seen() { sed -n 's/^gpus=//p' "$WORK/gpu.$1.${ID[gpu.$1]}.out" 2>/dev/null | tr ',' '\n' | grep -c . || true; }
 want gpu "GPUs in CUDA_VISIBLE_DEVICES" 2 "$(seen A)" "$(seen B)"
 
 # --spread-job: three tasks on three nodes.
@@ -316,7 +319,7 @@ summary+=("core-spec $(get core_spec B pernode), thread-spec $(get thread_spec B
 cmp_end gpu_per_task COMPLETED
 cmp gpu_per_task state exit nodes cpus tasks gres
 per_task() {  # per_task CLUSTER: "task=I:GPUS_SEEN" per task, sorted
-    sed -n 's/^task=\([0-9]*\) gpus=\(.*\)$/\1 \2/p' "$WORK/gpt.${ID[gpu_per_task.$1]}.out" 2>/dev/null |
+    sed -n 's/^task=\([0-9]*\) gpus=\(.*\)$/\1 \2/p' "$WORK/gpt.$1.${ID[gpu_per_task.$1]}.out" 2>/dev/null |
         while read -r t g; do echo "task=$t:$(tr ',' '\n' <<<"$g" | grep -c .)"; done | sort | tr '\n' ' '
 }
 want gpu_per_task "GPUs each task sees" "task=0:1 task=1:1 " "$(per_task A)" "$(per_task B)"
