@@ -54,18 +54,7 @@ static void _find_ctld_symbols(void) {
             plugin_type, dlerror());
 }
 
-#if AI_SELECT_API >= 2505
-/* Whether this process read the state (slurmctld), and so writes it at fini. */
-static bool ai_state_owned;
-#endif
-
 int fini(void) {
-#if AI_SELECT_API >= 2505
-    char err[512] = "";
-    if (ai_state_owned &&
-        ai_select_state_save(slurm_conf.state_save_location, err, sizeof(err)) < 0)
-        error("%s: cannot save state in %s: %s", plugin_type, slurm_conf.state_save_location, err);
-#endif
     cons_tres_unload();
     return SLURM_SUCCESS;
 }
@@ -117,6 +106,19 @@ static void _restore_state(const char *dir_name) {
         error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
 }
 
+/* Expansion jobs of a restarted slurmctld get their link to the job they grow back. */
+static void _restore_expansion_links(list_t *job_list) {
+    list_itr_t *it;
+    job_record_t *job_ptr;
+
+    if (!job_list)
+        return;
+    it = list_iterator_create(job_list);
+    while ((job_ptr = list_next(it)))
+        ai_restore_expansion_link(job_ptr);
+    list_iterator_destroy(it);
+}
+
 #if AI_SELECT_API < 2505
 int select_p_state_save(char *dir_name) {
     char err[512] = "";
@@ -132,11 +134,7 @@ int select_p_state_restore(char *dir_name) {
 }
 
 int select_p_job_init(list_t *job_list) {
-    list_itr_t *it = list_iterator_create(job_list);
-    job_record_t *job_ptr;
-    while ((job_ptr = list_next(it)))
-        ai_restore_expansion_link(job_ptr);
-    list_iterator_destroy(it);
+    _restore_expansion_links(job_list);
     return cons_tres.job_init(job_list);
 }
 #endif
@@ -147,12 +145,14 @@ int select_p_node_init(void) {
     _load_topology();
 #if AI_SELECT_API >= 2505
     /*
-     * From 25.05 there is no state_restore call; node_init comes at start and at every
-     * reconfigure, as state_restore did. Saved again at fini (a clean shutdown) and at
-     * each failure (select_ai_nodes.c).
+     * From 25.05 there are no state_restore and job_init calls. node_init comes at start
+     * and at every reconfigure, as state_restore did, and after slurmctld has loaded its
+     * jobs (read_slurm_conf). The history changes only at a failure, which saves it
+     * (select_ai_nodes.c): nothing is left to save at shutdown.
      */
     _restore_state(slurm_conf.state_save_location);
-    ai_state_owned = true;
+    if (ai_ctld.job_list)
+        _restore_expansion_links(*ai_ctld.job_list);
 #endif
     return rc;
 }
@@ -163,10 +163,6 @@ int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_node
                       list_t *preemptee_candidates, list_t **preemptee_job_list,
                       AI_TEST_EXTRA_PARAMS) {
     ai_test_extra_t extra = AI_TEST_EXTRA_INIT;
-#if AI_SELECT_API >= 2505
-    /* No job_init from 25.05: an expansion job's link is restored when it is tested. */
-    ai_restore_expansion_link(job_ptr);
-#endif
     return ai_job_test(job_ptr, bitmap, min_nodes, max_nodes, req_nodes, mode, preemptee_candidates,
                        preemptee_job_list, &extra);
 }

@@ -64,12 +64,14 @@ typedef struct job_details job_details_t;
 #if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(24, 5, 0)
 #include "src/stepmgr/gres_stepmgr.h"
 #define AI_GRES_FN(name) gres_stepmgr_##name
-#define AI_GRES_SYMBOL(name) "gres_stepmgr_" #name
 #else
 #include "src/slurmctld/gres_ctld.h"
 #define AI_GRES_FN(name) gres_ctld_##name
-#define AI_GRES_SYMBOL(name) "gres_ctld_" #name
 #endif
+/* The function's name as dlsym wants it. */
+#define AI_STRINGIFY(x) #x
+#define AI_GRES_SYMBOL(name) AI_STRINGIFY_EXPANDED(AI_GRES_FN(name))
+#define AI_STRINGIFY_EXPANDED(x) AI_STRINGIFY(x)
 #define AI_GRES_DETAILS_TAKE_NODES (AI_SELECT_API >= 2311)
 
 #if AI_SELECT_API >= 2505

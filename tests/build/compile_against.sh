@@ -18,14 +18,8 @@ build=${3:-$(mktemp -d /tmp/slurm-ai-compile.XXXXXX)}
 mkdir -p "$build"
 
 # What select_api.h must give for this release.
-case $version in
-    22.05.*) entry_points=36 plugin_id=190 ;;
-    23.02.*) entry_points=32 plugin_id=190 ;;
-    23.11.* | 24.05.* | 24.11.*) entry_points=31 plugin_id=190 ;;
-    25.05.* | 25.11.*) entry_points=12 plugin_id=109 ;;
-    26.05.*) entry_points=13 plugin_id=109 ;;
-    *) fail "Slurm $version: no select API generation is known for it" ;;
-esac
+read -r entry_points plugin_id < <("$(dirname "$0")/select_api_expect.sh" "$version") ||
+    fail "Slurm $version: no select API generation is known for it"
 
 cmake -S "$src" -B "$build" -DSLURM_AI_SLURM_SRC_DIR="$tree" -DSLURM_AI_MATCH_INSTALLED_SLURM=OFF \
     -DSLURM_AI_BUILD_TESTS=OFF -DSLURM_AI_WERROR=ON >"$build/configure.log" 2>&1 ||

@@ -12,6 +12,13 @@ STATE_DIR=$(sed -n 's/^state_dir=//p' "$MINICLUSTER_DIR/cluster.info")
 WORK=$(mktemp -d "$MINICLUSTER_DIR/test.XXXXXX")
 TEST_NAME=$(basename "$0" .sh)
 
+# The installed Slurm's series ("24.11"), and whether it is MAJOR.MINOR or later.
+SLURM_SERIES=$(slurmctld -V | grep -oE '[0-9]+\.[0-9]+' | head -n1)
+slurm_at_least() {  # slurm_at_least MAJOR MINOR
+    local major=${SLURM_SERIES%%.*} minor=$((10#${SLURM_SERIES#*.}))
+    [ "$major" -gt "$1" ] || { [ "$major" = "$1" ] && [ "$minor" -ge "$2" ]; }
+}
+
 fail() {
     echo "FAIL [$TEST_NAME]: $*" >&2
     exit 1

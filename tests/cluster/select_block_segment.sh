@@ -11,11 +11,8 @@
 source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-version=$(slurmctld -V | grep -o '[0-9][0-9.]*' | head -n1)
-major=${version%%.*} minor=${version#*.}
-minor=${minor%%.*}
-if [ "$major" -lt 23 ] || { [ "$major" = 23 ] && [ "$minor" -lt 11 ]; }; then
-    echo "SKIP [select_block_segment]: Slurm $version has no topology/block (23.11+)"
+if ! slurm_at_least 23 11; then
+    echo "SKIP [select_block_segment]: Slurm $SLURM_SERIES has no topology/block (23.11+)"
     exit 77
 fi
 t0=$SECONDS
@@ -56,7 +53,7 @@ blocks() {
 # run CLUSTER SBATCH_ARGS...: submits, waits until the job has left the queue, prints
 # "STATE NODES BLOCKS" (BLOCKS as blocks() says).
 run() {
-    local c=$1 id state nodes t=0
+    local c=$1 id record state nodes t=0
     shift
     id=$(on "$c" sbatch --parsable -o /dev/null "$@" --wrap='hostname; sleep 1' 2>&1) ||
         fail "sbatch $* refused on the ${LABEL[$c]}: $id"
@@ -65,8 +62,9 @@ run() {
         t=$((t + 1))
         [ $t -lt 60 ] || fail "job $id ($*) still queued after 60 s on the ${LABEL[$c]}: $(on "$c" squeue -h -j "$id" -o '%T %r')"
     done
-    state=$(on "$c" scontrol -o show job "$id" | sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p')
-    nodes=$(on "$c" scontrol -o show job "$id" | sed -n 's/.* NodeList=\([^ ]*\) .*/\1/p')
+    record=$(on "$c" scontrol -o show job "$id")
+    state=$(sed -n 's/.* JobState=\([A-Z_]*\) .*/\1/p' <<<"$record")
+    nodes=$(sed -n 's/.* NodeList=\([^ ]*\) .*/\1/p' <<<"$record")
     echo "$state $(on "$c" scontrol show hostnames "$nodes" | wc -l) $(blocks "$nodes")"
 }
 
@@ -117,4 +115,4 @@ widened=$(jobs_with "cons_tres refused the engine's nodes")
 plain=$(jobs_with 'placed by plain cons_tres')
 [ $((kept + widened)) -ge "$hinted" ] ||
     fail "the engine placed $((kept + widened)) of the $hinted hinted jobs (plain cons_tres: $plain; slurmctld.log)"
-pass "Slurm $version topology/block: ${shapes[*]} as stock; $hinted hinted jobs in blocks; of the $((hinted + ${#shapes[@]})) jobs of the suite's cluster, cons_tres and topology/block kept the engine's nodes for $kept, widened them for $widened, plain cons_tres for $plain ($((SECONDS - t0))s)"
+pass "Slurm $SLURM_SERIES topology/block: ${shapes[*]} as stock; $hinted hinted jobs in blocks; of the $((hinted + ${#shapes[@]})) jobs of the suite's cluster, cons_tres and topology/block kept the engine's nodes for $kept, widened them for $widened, plain cons_tres for $plain ($((SECONDS - t0))s)"

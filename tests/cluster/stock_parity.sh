@@ -364,7 +364,6 @@ cmp_end dep_never CANCELLED
 # Slurm 22.05's scontrol refuses CoreCnt= unless the configured select plugin's id is
 # cons_res's or cons_tres's, a check the suite cannot pass there (docs/admin-guide.md);
 # from 24.11 slurmctld asks the select plugin, which answers as cons_tres.
-series=$(scontrol -V | grep -o '[0-9]*\.[0-9]*' | head -n1)
 resv_show() {  # resv_show CLUSTER NAME: what a reservation holds, without names and times
     on "$1" scontrol -o show reservation "$2" |
         grep -o '\(NodeCnt\|CoreCnt\|Flags\|PartitionName\)=[^ ]*' | tr '\n' ' '
@@ -389,10 +388,10 @@ done
 expect_contains "stock reservation pr_nodes" "$(resv_show B pr_nodes)" "NodeCnt=2 "
 expect_contains "stock reservation pr_flags" "$(resv_show B pr_flags)" "MAINT"
 [ "${RV[cores.B]}" = rc=0 ] || fail "reservation CoreCnt=4 refused by stock Slurm: ${RV[cores.B]}"
-if [ "$series" = 22.05 ]; then
+if ! slurm_at_least 24 11; then
     expect_contains "CoreCnt=4 on the ${LABEL[A]} (22.05: scontrol's own check)" \
         "${RV[cores.A]}" "CoreCnt or CPUCnt is only supported when SelectType includes select/cons_res"
-    cores_note="CoreCnt refused by scontrol 22.05 as documented"
+    cores_note="CoreCnt refused by scontrol $SLURM_SERIES as documented"
 else
     same "reservation CoreCnt=4" "scontrol create" "${RV[cores.A]}" "${RV[cores.B]}"
     same "reservation pr_cores" "scontrol show reservation" "$(resv_show A pr_cores)" \
@@ -403,7 +402,7 @@ fi
 
 # Jobs inside: they run, on the reservation's nodes only.
 inside=(pr_nodes)
-[ "$series" = 22.05 ] || inside+=(pr_cores)
+! slurm_at_least 24 11 || inside+=(pr_cores)
 for r in "${inside[@]}"; do
     n=2
     [ $r = pr_nodes ] || n=1

@@ -1,7 +1,8 @@
 # Sourced by the checkpoint/restart cluster tests (tests/cluster/ckpt_*.sh) after lib.sh, and
 # by bench/ai-bench/recovery.sh: a mini-cluster of their own with ai-recover as its node-down
 # trigger, the toy trainer's jobs, and what they did.
-# Needs: SLURM_AI_PLUGIN_DIR, SLURM_AI_BIN_DIR (set by ctest), fail() (lib.sh or the caller).
+# Needs: SLURM_AI_PLUGIN_DIR, SLURM_AI_BIN_DIR (set by ctest), fail() and slurm_at_least()
+# (lib.sh).
 
 CKPT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TRAINER=$CKPT_REPO/tests/trainer/toy_trainer.py
@@ -15,7 +16,7 @@ EXPLAIN=${SLURM_AI_BIN_DIR:?}/ai-explain
 # answers wait for it: SlurmdTimeout must exceed that by a ping interval or more, or every
 # node of the round is set not responding.
 CKPT_DETECTION=(--extra-conf SlurmdTimeout=6 --extra-conf MessageTimeout=5)
-if [ "$(slurmctld -V | grep -o '[0-9]*' | head -n1)" -ge 23 ]; then
+if slurm_at_least 23 2; then
     CKPT_DETECTION=(--extra-conf SlurmdTimeout=15 --extra-conf MessageTimeout=5)
 fi
 
