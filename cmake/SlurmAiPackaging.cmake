@@ -2,6 +2,8 @@
 #
 #   plugins        Slurm's PluginDir (SLURM_AI_PLUGIN_INSTALL_DIR), an absolute path: Slurm
 #                  loads plugins from there, wherever the rest goes
+#   as-cons-tres   the select plugin built as select/cons_tres, in a directory of its own
+#                  (SLURM_AI_AS_CONS_TRES_INSTALL_DIR, default <PluginDir>/../slurm-ai/as-cons-tres)
 #   tools          <prefix>/bin
 #   man pages      <prefix>/share/man/man1 (docs/man/*.1)
 #   examples       <prefix>/share/slurm-ai/slurm.conf.d (contrib/slurm.conf.d)
@@ -51,6 +53,16 @@ if(SLURM_AI_BUILD_PLUGINS)
                         "an absolute path (Slurm's PluginDir)")
   endif()
   message(STATUS "Plugins install into ${SLURM_AI_PLUGIN_INSTALL_DIR}")
+  # The as-cons-tres build of the select plugin (a select_cons_tres.so of the suite's): a
+  # directory of its own beside Slurm's, never Slurm's, which has cons_tres itself.
+  get_filename_component(_plugin_parent "${SLURM_AI_PLUGIN_INSTALL_DIR}" DIRECTORY)
+  set(SLURM_AI_AS_CONS_TRES_INSTALL_DIR "${_plugin_parent}/slurm-ai/as-cons-tres" CACHE STRING
+      "Where `cmake --install` puts the select plugin built as select/cons_tres (absolute)")
+  if(NOT IS_ABSOLUTE "${SLURM_AI_AS_CONS_TRES_INSTALL_DIR}" OR
+     SLURM_AI_AS_CONS_TRES_INSTALL_DIR STREQUAL SLURM_AI_PLUGIN_INSTALL_DIR)
+    message(FATAL_ERROR "SLURM_AI_AS_CONS_TRES_INSTALL_DIR='${SLURM_AI_AS_CONS_TRES_INSTALL_DIR}': "
+                        "expected an absolute path other than Slurm's PluginDir")
+  endif()
 endif()
 
 set(SLURM_AI_DATA_INSTALL_DIR ${CMAKE_INSTALL_DATADIR}/slurm-ai)

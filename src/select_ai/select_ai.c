@@ -10,9 +10,23 @@
  */
 #include "select_ai_internal.h"
 
-const char plugin_name[] = "AI topology-aware selection (forwarding to cons_tres)";
+#ifdef AI_SELECT_AS_CONS_TRES
+/*
+ * The as-cons-tres build: the same plugin under cons_tres's own type and id, installed in a
+ * directory that comes before Slurm's in PluginDir, with SelectType=select/cons_tres. Slurm
+ * loads a plugin name once, from the first directory that has it, so Slurm's own
+ * cons_tres is then only reached through this plugin, and every check Slurm makes on the
+ * select plugin's name or id (22.05's scontrol for CoreCnt= reservations, slurmd's node
+ * layout) sees cons_tres. docs/admin-guide.md, "Installing as select/cons_tres".
+ */
+const char plugin_name[] = AI_PLUGIN_NAME " (installed as select/cons_tres)";
+const char plugin_type[] = "select/cons_tres";
+const uint32_t plugin_id = SELECT_PLUGIN_CONS_TRES;
+#else
+const char plugin_name[] = AI_PLUGIN_NAME " (forwarding to cons_tres)";
 const char plugin_type[] = "select/ai_cons_tres";
 const uint32_t plugin_id = AI_SELECT_PLUGIN_ID; /* select_api.h: per generation */
+#endif
 const uint32_t plugin_version = SLURM_VERSION_NUMBER;
 
 /*
@@ -21,7 +35,7 @@ const uint32_t plugin_version = SLURM_VERSION_NUMBER;
  * is loaded later, in select_p_node_init(), which only slurmctld calls.
  */
 int init(void) {
-    debug("%s: loading", plugin_type);
+    debug("%s: loading as %s (plugin id %u)", AI_LOG, plugin_type, plugin_id);
     return cons_tres_load();
 }
 
@@ -51,7 +65,7 @@ static void _find_ctld_symbols(void) {
         error(
             "%s: slurmctld symbols not found (%s); gangs, expansion placement and GPU job "
             "expansion are off",
-            plugin_type, dlerror());
+            AI_LOG, dlerror());
 }
 
 int fini(void) {
@@ -85,10 +99,10 @@ static void _load_topology(void) {
         if (!names[i])
             names[i] = "";
     if (ai_select_load(conf, fabric, names, node_record_count, err, sizeof(err)) < 0)
-        error("%s: %s: %s; jobs are placed by %s", plugin_type, conf, err,
+        error("%s: %s: %s; jobs are placed by %s", AI_LOG, conf, err,
               "the last good configuration, or plain cons_tres if there is none");
     else
-        verbose("%s: loaded %s (fabric default %s)", plugin_type, conf, fabric);
+        verbose("%s: loaded %s (fabric default %s)", AI_LOG, conf, fabric);
     xfree(names);
     xfree(conf);
     xfree(fabric);
@@ -101,9 +115,9 @@ static void _load_topology(void) {
 static void _restore_state(const char *dir_name) {
     char err[512] = "";
     if (ai_select_state_restore(dir_name, err, sizeof(err)) < 0)
-        error("%s: %s", plugin_type, err);
+        error("%s: %s", AI_LOG, err);
     if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
-        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
+        error("%s: cannot save state in %s: %s", AI_LOG, dir_name, err);
 }
 
 /* Expansion jobs of a restarted slurmctld get their link to the job they grow back. */
@@ -123,7 +137,7 @@ static void _restore_expansion_links(list_t *job_list) {
 int select_p_state_save(char *dir_name) {
     char err[512] = "";
     if (ai_select_state_save(dir_name, err, sizeof(err)) < 0)
-        error("%s: cannot save state in %s: %s", plugin_type, dir_name, err);
+        error("%s: cannot save state in %s: %s", AI_LOG, dir_name, err);
     return cons_tres.state_save(dir_name);
 }
 
@@ -195,7 +209,7 @@ int select_p_job_signal(job_record_t *job_ptr, int signal) {
     if (job_ptr->db_index == NO_VAL64 && !IS_JOB_RESIZING(job_ptr) &&
         !xstrcmp(slurm_conf.accounting_storage_type, "accounting_storage/none")) {
         job_ptr->db_index = 0;
-        debug("%s: %pJ: accounting index reset after its resize", plugin_type, job_ptr);
+        debug("%s: %pJ: accounting index reset after its resize", AI_LOG, job_ptr);
     }
     return cons_tres.job_signal(job_ptr, signal);
 }

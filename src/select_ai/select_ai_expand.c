@@ -30,7 +30,7 @@ void ai_restore_expansion_link(job_record_t *job_ptr) {
     if (!parent || parent > UINT32_MAX || end == from)
         return;
     job_ptr->details->expanding_jobid = (uint32_t)parent;
-    verbose("%s: %pJ expands JobId=%lu again (link restored after a restart)", plugin_type, job_ptr,
+    verbose("%s: %pJ expands JobId=%lu again (link restored after a restart)", AI_LOG, job_ptr,
             parent);
 }
 
@@ -124,7 +124,7 @@ static int _cons_tres_expand(job_record_t *from_job_ptr, job_record_t *to_job_pt
         }
         (void)cons_tres.job_resume(to_job_ptr, true);
         log_flag(SELECT_TYPE, "%s: %pJ: cores laid out again on its %u nodes after the merge",
-                 plugin_type, to_job_ptr, res->nhosts);
+                 AI_LOG, to_job_ptr, res->nhosts);
     }
     if (held) {
         for (int i = 0; i < node_record_count; i++)
@@ -154,7 +154,7 @@ int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
         return _cons_tres_expand(from_job_ptr, to_job_ptr);
     if (!from_req || !to_req) {
         /* The request lists are indexed by each job's own nodes: one alone cannot serve. */
-        error("%s: cannot merge %pJ into %pJ: only one of them has GRES", plugin_type, from_job_ptr,
+        error("%s: cannot merge %pJ into %pJ: only one of them has GRES", AI_LOG, from_job_ptr,
               to_job_ptr);
         return SLURM_ERROR;
     }
@@ -191,8 +191,8 @@ int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr) {
         ai_ctld.gres_job_build_details(to_job_ptr->gres_list_alloc, &to_job_ptr->gres_detail_cnt,
                                        &to_job_ptr->gres_detail_str, &to_job_ptr->gres_used);
 #endif
-        verbose("%s: %pJ merged into %pJ with its GRES; now %s", plugin_type, from_job_ptr,
-                to_job_ptr, to_job_ptr->nodes);
+        verbose("%s: %pJ merged into %pJ with its GRES; now %s", AI_LOG, from_job_ptr, to_job_ptr,
+                to_job_ptr->nodes);
     }
     FREE_NULL_BITMAP(from_nodes);
     FREE_NULL_BITMAP(to_nodes);

@@ -103,8 +103,8 @@ void ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t) {
     decodes = ai_select_option_decodes(&cached);
     if (decodes != decodes_seen) {
         log_flag(SELECT_TYPE,
-                 "%s: %pJ: options decoded (%" PRIu64 " decodings in all, %u jobs cached)",
-                 plugin_type, job_ptr, decodes, cached);
+                 "%s: %pJ: options decoded (%" PRIu64 " decodings in all, %u jobs cached)", AI_LOG,
+                 job_ptr, decodes, cached);
         decodes_seen = decodes;
     }
 }
@@ -182,11 +182,11 @@ void ai_record(job_record_t *job_ptr) {
     /* Failing to write the record never fails the job. */
     if (ai_select_record(slurm_conf.state_save_location, &req, nodes, gpus, summary,
                          sizeof(summary), err, sizeof(err)) < 0) {
-        error("%s: %pJ: cannot record placement: %s", plugin_type, job_ptr, err);
+        error("%s: %pJ: cannot record placement: %s", AI_LOG, job_ptr, err);
     } else if (summary[0]) {
         xfree(job_ptr->system_comment);
         job_ptr->system_comment = xstrdup(summary);
-        verbose("%s: %pJ %s; GPUs %s", plugin_type, job_ptr, summary, gpus ? gpus : "none");
+        verbose("%s: %pJ %s; GPUs %s", AI_LOG, job_ptr, summary, gpus ? gpus : "none");
     }
     ai_job_request_free(&req);
     xfree(gpus);

@@ -72,7 +72,7 @@ void ai_note_down_nodes(void) {
             bit_set(was_down, node_ptr->index);
             ai_select_note_failure(node_ptr->name);
             noted = true;
-            log_flag(SELECT_TYPE, "%s: %s is down: counted in its failure history", plugin_type,
+            log_flag(SELECT_TYPE, "%s: %s is down: counted in its failure history", AI_LOG,
                      node_ptr->name);
         } else if (!down) {
             bit_clear(was_down, node_ptr->index);
@@ -83,7 +83,7 @@ void ai_note_down_nodes(void) {
      * shutdown): a controller that crashes in between must not forget the failure.
      */
     if (noted && ai_select_state_save(slurm_conf.state_save_location, err, sizeof(err)) < 0)
-        error("%s: cannot save state in %s: %s", plugin_type, slurm_conf.state_save_location, err);
+        error("%s: cannot save state in %s: %s", AI_LOG, slurm_conf.state_save_location, err);
     slurm_mutex_unlock(&lock);
 }
 

@@ -86,7 +86,7 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
                                   preemptee_candidates, NULL, extra) == SLURM_SUCCESS) {
             char *names = bitmap2node_name(stock);
             ai_select_note_stock(job_ptr->job_id, names);
-            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", plugin_type, job_ptr,
+            log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", AI_LOG, job_ptr,
                      names);
             xfree(names);
         }
@@ -107,10 +107,10 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
             if (step > 0)
-                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", plugin_type,
+                info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", AI_LOG,
                      job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
             else
-                log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out->reason);
+                log_flag(SELECT_TYPE, "%s: %pJ %s", AI_LOG, job_ptr, out->reason);
             FREE_NULL_BITMAP(attempt);
             break;
         }
@@ -191,15 +191,15 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
         /* An engine failure must not start one member alone: the gang waits. */
         out.kind = AI_WAIT;
         snprintf(out.reason, sizeof(out.reason), "gang engine error: %.400s", err);
-        error("%s: %pJ: %s", plugin_type, job_ptr, out.reason);
+        error("%s: %pJ: %s", AI_LOG, job_ptr, out.reason);
     }
     if (out.comment[0] && xstrcmp(job_ptr->system_comment, out.comment)) {
         xfree(job_ptr->system_comment);
         job_ptr->system_comment = xstrdup(out.comment);
-        log_flag(SELECT_TYPE, "%s: %pJ %s", plugin_type, job_ptr, out.comment);
+        log_flag(SELECT_TYPE, "%s: %pJ %s", AI_LOG, job_ptr, out.comment);
     }
     if (ai_select_gangs_save(slurm_conf.state_save_location, now, err, sizeof(err)) < 0)
-        error("%s: cannot write the gangs' state: %s", plugin_type, err);
+        error("%s: cannot write the gangs' state: %s", AI_LOG, err);
 
     _node_counts(job_ptr, traits, &out, &min_nodes, &max_nodes, &req_nodes);
     if (out.kind == AI_WAIT)
@@ -287,11 +287,11 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     _node_counts(job_ptr, &traits, &out, &min_nodes, &max_nodes, &req_nodes);
 
     if (out.kind == AI_WAIT) {
-        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", plugin_type, job_ptr, out.reason);
+        log_flag(SELECT_TYPE, "%s: %pJ waits: %s", AI_LOG, job_ptr, out.reason);
         rc = SLURM_ERROR;
     } else if (out.kind == AI_PASSTHROUGH) {
         if (out.log_reason)
-            info("%s: %pJ placed by plain cons_tres: %s", plugin_type, job_ptr, out.reason);
+            info("%s: %pJ placed by plain cons_tres: %s", AI_LOG, job_ptr, out.reason);
         rc = AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
                                    mode, preemptee_candidates, preemptee_job_list, extra);
     } else {

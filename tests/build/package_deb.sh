@@ -2,21 +2,22 @@
 # The Debian package and the install rules: cpack makes a .deb named for the Slurm it was
 # built for, depending on exactly the installed slurm-wlm-basic-plugins version (which
 # Debian's slurmctld, slurmd and slurm-client pin too); it holds both plugins in Slurm's
-# PluginDir with all their entry points, the tools, their man pages and the example
+# PluginDir with all their entry points (and the as-cons-tres build in a directory of its
+# own, as select/cons_tres with id 109), the tools, their man pages and the example
 # configuration; apt would install it here, and refuses it once the Depends names another
 # Slurm. `DESTDIR=... cmake --install` stages the same layout, and
 # -DSLURM_AI_PLUGIN_INSTALL_DIR moves the plugins (a relative value is refused).
 #
-#   package_deb.sh SOURCE_DIR BUILD_DIR ENTRY_POINTS
-# ENTRY_POINTS: how many select_p_ functions this Slurm's select API has (select_api.h).
+#   package_deb.sh SOURCE_DIR BUILD_DIR
 set -euo pipefail
-src=$1 build=$2 entry_points=$3
+src=$1 build=$2
 tmp=$(mktemp -d /tmp/slurm-ai-package.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 cache() { sed -n "s/^$1:[A-Z]*=//p" "$build/CMakeCache.txt"; }
 
 plugin_dir=$(cache SLURM_AI_PLUGIN_INSTALL_DIR)
+alias_dir=$(cache SLURM_AI_AS_CONS_TRES_INSTALL_DIR)
 [ -f "$plugin_dir/select_cons_tres.so" ] ||
     fail "SLURM_AI_PLUGIN_INSTALL_DIR=$plugin_dir is not Slurm's PluginDir (no select_cons_tres.so)"
 slurm_deb=$(dpkg-query -W -f='${Version}' slurm-wlm-basic-plugins)
@@ -42,7 +43,7 @@ for p in slurmctld slurmd slurm-client; do
 done
 
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
-want=("$plugin_dir/select_ai_cons_tres.so" "$plugin_dir/spank_ai.so")
+want=("$plugin_dir/select_ai_cons_tres.so" "$plugin_dir/spank_ai.so" "$alias_dir/select_cons_tres.so")
 for t in ai-topo ai-place ai-explain ai-fit ai-sim ai-bench-placement ai-resize ai-elasticd ai-recover \
     ai-minicluster; do
     want+=("/usr/bin/$t" "/usr/share/man/man1/$t.1")
@@ -58,9 +59,9 @@ done
 
 # The packaged (stripped) plugins still export every entry point Slurm looks up.
 dpkg-deb -x "$deb" "$tmp/x"
-n=$(nm -D --defined-only "$tmp/x$plugin_dir/select_ai_cons_tres.so" | grep -c ' select_p_')
-[ "$n" = "$entry_points" ] ||
-    fail "packaged select plugin exports $n select_p_ entry points, expected $entry_points"
+"$(dirname "$0")/check_select_plugins.sh" "$upstream" "$tmp/x$plugin_dir/select_ai_cons_tres.so" \
+    "$tmp/x$alias_dir/select_cons_tres.so" >"$tmp/identity.log" ||
+    fail "packaged select plugins: $(cat "$tmp/identity.log")"
 nm -D --defined-only "$tmp/x$plugin_dir/spank_ai.so" | grep -q ' slurm_spank_init$' ||
     fail "packaged spank_ai.so does not export slurm_spank_init"
 
@@ -91,6 +92,8 @@ cmake -S "$src" -B "$tmp/b1" -DSLURM_AI_BUILD_TESTS=OFF \
     { tail -n 20 "$tmp/b1.log"; fail "configure with -DSLURM_AI_PLUGIN_INSTALL_DIR failed"; }
 grep -q '"/opt/slurm/plugins" TYPE MODULE' "$tmp/b1/src/select_ai/cmake_install.cmake" ||
     fail "-DSLURM_AI_PLUGIN_INSTALL_DIR=/opt/slurm/plugins is not where the select plugin installs"
+grep -q '"/opt/slurm/slurm-ai/as-cons-tres" TYPE MODULE' "$tmp/b1/src/select_ai/cmake_install.cmake" ||
+    fail "with -DSLURM_AI_PLUGIN_INSTALL_DIR=/opt/slurm/plugins the as-cons-tres build does not install into /opt/slurm/slurm-ai/as-cons-tres"
 if cmake -S "$src" -B "$tmp/b2" -DSLURM_AI_BUILD_TESTS=OFF \
         -DSLURM_AI_PLUGIN_INSTALL_DIR=lib/slurm >"$tmp/b2.log" 2>&1; then
     fail "a relative SLURM_AI_PLUGIN_INSTALL_DIR was accepted"
@@ -98,4 +101,4 @@ fi
 grep -q "SLURM_AI_PLUGIN_INSTALL_DIR='lib/slurm': expected an absolute path" "$tmp/b2.log" ||
     { tail -n 20 "$tmp/b2.log"; fail "no clear message for a relative SLURM_AI_PLUGIN_INSTALL_DIR"; }
 
-echo "PASS: $(basename "$deb"): Depends slurm-wlm-basic-plugins (= $slurm_deb); plugins in $plugin_dir; $(wc -l <"$tmp/contents") paths"
+echo "PASS: $(basename "$deb"): Depends slurm-wlm-basic-plugins (= $slurm_deb); plugins in $plugin_dir and $alias_dir; $(wc -l <"$tmp/contents") paths"

@@ -99,6 +99,13 @@ for k in sys.argv[2].split("."):
 print(v if not isinstance(v,(dict,list)) else json.dumps(v,sort_keys=True))' "$1" "$2"
 }
 
+# resv_fields SLURM_CONF NAME: what a reservation holds, without its name, nodes and times
+# (NodeCnt, CoreCnt, Flags, PartitionName), to compare two clusters' reservations.
+resv_fields() {
+    SLURM_CONF=$1 scontrol -o show reservation "$2" |
+        grep -o '\(NodeCnt\|CoreCnt\|Flags\|PartitionName\)=[^ ]*' | tr '\n' ' '
+}
+
 pass() {
     echo "PASS [$TEST_NAME]${1:+: $1}"
 }
