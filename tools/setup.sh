@@ -35,7 +35,7 @@ PACKAGES=(
   # Slurm daemons, clients and headers
   slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev
   # topology sources
-  libhwloc-dev hwloc libxml2-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
+  libhwloc-dev hwloc libxml2-dev libyaml-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   # C++ libraries
   "$BOOST" libfmt-dev libcli11-dev nlohmann-json3-dev
   # build and test tools

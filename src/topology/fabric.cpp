@@ -10,26 +10,17 @@
 #include <boost/property_map/property_map.hpp>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
 namespace {
 
+using text::printable;
+
 bool valid_link(const Fabric &f, const FabricLink &l) {
     auto n = static_cast<int>(f.nodes.size());
     return l.a >= 0 && l.a < n && l.b >= 0 && l.b < n;
-}
-
-// Descriptions and sources come from files and HCAs byte for byte; nlohmann::json refuses
-// to dump strings that are not UTF-8, so the JSON form keeps printable ASCII only.
-std::string printable(std::string_view s) {
-    std::string out(s);
-    for (char &c : out) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u >= 0x7f)
-            c = '?';
-    }
-    return out;
 }
 
 std::string rate_name(const LinkRate &rate) {
@@ -212,6 +203,42 @@ void to_json(nlohmann::json &j, const Fabric &f) {
     j = nlohmann::json{{"source", printable(f.source)}, {"format", printable(f.format)},
                        {"max_level", f.max_level()},    {"switches", std::move(switches)},
                        {"hosts", std::move(hosts)},     {"links", std::move(links)}};
+
+    auto names = [&](const std::vector<int> &hosts_of) {
+        nlohmann::json out = nlohmann::json::array();
+        for (int h : hosts_of)
+            if (h >= 0 && h < static_cast<int>(f.nodes.size()))
+                out.push_back(printable(f.nodes[static_cast<std::size_t>(h)].name));
+        return out;
+    };
+    if (!f.nvlink_domains.empty()) {
+        nlohmann::json domains = nlohmann::json::array();
+        for (const auto &d : f.nvlink_domains) {
+            nlohmann::json o{
+                {"name", printable(d.name)}, {"nodes", names(d.hosts)}, {"size", d.hosts.size()}};
+            if (!d.parent.empty())
+                o["parent"] = printable(d.parent);
+            if (d.gpu_gbps > 0)
+                o["gpu_gbps"] = d.gpu_gbps;
+            if (d.degraded)
+                o["degraded"] = true;
+            domains.push_back(std::move(o));
+        }
+        j["nvlink_domains"] = std::move(domains);
+    }
+    if (!f.blocks.empty()) {
+        nlohmann::json blocks = nlohmann::json::array();
+        for (const auto &b : f.blocks) {
+            nlohmann::json o{
+                {"name", printable(b.name)}, {"nodes", names(b.hosts)}, {"size", b.hosts.size()}};
+            if (!b.domain.empty())
+                o["domain"] = printable(b.domain);
+            blocks.push_back(std::move(o));
+        }
+        j["blocks"] = std::move(blocks);
+    }
+    if (!f.block_sizes.empty())
+        j["block_sizes"] = f.block_sizes;
 }
 
 }  // namespace slurm_ai

@@ -1,9 +1,11 @@
-// Slurm's topology.conf for the topology/tree plugin (the keys of Slurm 22.05), read into
-// the fabric model and written from it.
+// Slurm's topology.conf for the topology/tree plugin (the keys of Slurm 22.05) and the
+// topology/block plugin (23.11+), read into the fabric model; the tree form written from it
+// (block_conf.cpp writes the block form).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -21,12 +23,15 @@ namespace slurm_ai {
 namespace {
 
 using text::lower;
+using text::printable;
 
 // Slurm refuses longer switch names (HOST_NAME_MAX).
 constexpr std::size_t kSwitchNameMax = 64;
 // Bounds the memory a hostile or mistyped file can take ("Nodes=n[1-999999999]" on many
 // lines); far above any real cluster.
 constexpr std::size_t kMaxNames = std::size_t{1} << 20;
+// The switch that joins the leaf switches a block file's blocks become.
+constexpr const char *kBlockRoot = "block-root";
 
 struct LogicalLine {
     std::string text;
@@ -101,6 +106,13 @@ struct SwitchDecl {
     std::uint32_t link_speed = 0;  // 0: not given
 };
 
+// One BlockName line, before its hosts are placed.
+struct BlockDecl {
+    std::string name;
+    int line = 0;
+    std::vector<std::string> nodes;
+};
+
 class ConfParser {
   public:
     ConfParser(std::string_view source, double default_gbps)
@@ -126,22 +138,20 @@ class ConfParser {
         std::size_t i = 0;
         SwitchDecl decl;
         decl.line = line.line;
+        std::vector<std::pair<std::string, std::string>> keys;  // (original key, value)
         std::set<std::string> seen;
-        bool any = false;
         while (true) {
             while (i < t.size() && is_blank(t[i]))
                 ++i;
             if (i == t.size())
                 break;
-            any = true;
             std::size_t start = i;
             while (i < t.size() && t[i] != '=' && !is_blank(t[i]))
                 ++i;
             std::string key = t.substr(start, i - start);
-            if (i == t.size() || t[i] != '=') {
-                return error(key, "", "Key=value (SwitchName=, Switches=, Nodes=, LinkSpeed=)",
+            if (i == t.size() || t[i] != '=')
+                return error(key, "", "Key=value (SwitchName=, BlockName=, BlockSizes=, ...)",
                              line.line);
-            }
             ++i;
             std::string value;
             if (i < t.size() && t[i] == '"') {
@@ -156,19 +166,29 @@ class ConfParser {
                     ++i;
                 value = t.substr(start, i - start);
             }
-
+            if (!seen.insert(lower(key)).second)
+                return error(key, value, "each key once per line", line.line);
+            keys.emplace_back(std::move(key), std::move(value));
+        }
+        if (keys.empty())
+            return std::nullopt;
+        // What the line declares is told by its first key, as Slurm's parser does.
+        const std::string head = lower(keys.front().first);
+        if (head == "blockname")
+            return parse_block(keys, line.line);
+        if (head == "blocksizes")
+            return parse_block_sizes(keys, line.line);
+        for (const auto &[key, value] : keys) {
             std::string k = lower(key);
             if (k != "switchname" && k != "switches" && k != "nodes" && k != "linkspeed") {
-                return error(key, value, "one of the keys SwitchName, Switches, Nodes, LinkSpeed",
+                return error(key, value,
+                             "one of the keys SwitchName, Switches, Nodes, LinkSpeed (or a "
+                             "BlockName= or BlockSizes= line)",
                              line.line);
             }
-            if (!seen.insert(k).second)
-                return error(key, value, "each key once per line", line.line);
             if (auto err = apply(decl, k, key, value, line.line))
                 return err;
         }
-        if (!any)
-            return std::nullopt;
         if (!seen.count("switchname"))
             return error("SwitchName", "", "a SwitchName= on every line", line.line);
 
@@ -180,6 +200,76 @@ class ConfParser {
                          line.line);
         }
         decls_.push_back(std::move(decl));
+        return std::nullopt;
+    }
+
+    // BlockName=NAME Nodes=HOSTLIST
+    std::optional<InputError> parse_block(
+        const std::vector<std::pair<std::string, std::string>> &keys, int line) {
+        BlockDecl block;
+        block.line = line;
+        for (const auto &[key, value] : keys) {
+            std::string k = lower(key);
+            if (k == "blockname") {
+                if (!is_host_name(value) || value.size() > kSwitchNameMax)
+                    return error(key, value,
+                                 "a block name of 1 to 64 printable characters without blanks "
+                                 "or any of [ ] , # = \" ' \\",
+                                 line);
+                block.name = value;
+            } else if (k == "nodes") {
+                auto names = expand_hostlist(value, key, kMaxNames);
+                if (!names) {
+                    auto err = names.error();
+                    err.source = source_;
+                    err.line = line;
+                    return err;
+                }
+                names_ += names->size();
+                if (names_ > kMaxNames)
+                    return error(key, value,
+                                 "at most " + std::to_string(kMaxNames) + " node names in one file",
+                                 line);
+                block.nodes = std::move(names).value();
+            } else {
+                return error(key, value, "the keys BlockName and Nodes on a BlockName= line", line);
+            }
+        }
+        for (const auto &b : blocks_)
+            if (b.name == block.name)
+                return error(
+                    "BlockName", block.name,
+                    "each block defined once (first at line " + std::to_string(b.line) + ")", line);
+        blocks_.push_back(std::move(block));
+        return std::nullopt;
+    }
+
+    // BlockSizes=8,16,32: host counts, each a whole number from 1.
+    std::optional<InputError> parse_block_sizes(
+        const std::vector<std::pair<std::string, std::string>> &keys, int line) {
+        if (keys.size() != 1)
+            return error(keys[1].first, keys[1].second, "BlockSizes= alone on its line", line);
+        if (!block_sizes_.empty())
+            return error(keys[0].first, keys[0].second, "one BlockSizes= line", line);
+        std::string_view rest = keys[0].second;
+        while (true) {
+            auto comma = rest.find(',');
+            std::string_view item = rest.substr(0, comma);
+            int n = 0;
+            bool ok = !item.empty() && item.size() <= 7;
+            for (char c : item) {
+                ok = ok && c >= '0' && c <= '9';
+                if (ok)
+                    n = n * 10 + (c - '0');
+            }
+            if (!ok || n < 1)
+                return error(keys[0].first, keys[0].second,
+                             "a comma list of block sizes in nodes, e.g. 8,16,32", line);
+            block_sizes_.push_back(n);
+            if (comma == std::string_view::npos)
+                break;
+            rest.remove_prefix(comma + 1);
+        }
         return std::nullopt;
     }
 
@@ -288,27 +378,82 @@ class ConfParser {
                     fabric.links.push_back({sw, it->second, 0, 0, rate});
             }
         }
+        if (auto err = build_blocks(fabric, node_index, link_once))
+            return *err;
+        fabric.block_sizes = block_sizes_;
         fabric.index_links();
         fabric.infer_levels();
         return fabric;
     }
 
+    // Blocks become leaf switches under one root, unless the file has a tree already.
+    template <typename LinkOnce>
+    std::optional<InputError> build_blocks(Fabric &fabric,
+                                           std::unordered_map<std::string_view, int> &node_index,
+                                           LinkOnce &link_once) const {
+        const bool as_tree = decls_.empty() && !blocks_.empty();
+        LinkRate rate;
+        rate.width = 0;
+        rate.gbps = default_gbps_;
+        rate.assumed = true;
+        // Names are views into blocks_ (or the constant): node_index keeps them.
+        auto add_switch = [&](std::string_view name) -> std::optional<int> {
+            auto [it, added] = node_index.emplace(name, static_cast<int>(fabric.nodes.size()));
+            if (!added)
+                return std::nullopt;
+            FabricNode n;
+            n.name = std::string(name);
+            n.is_switch = true;
+            fabric.nodes.push_back(std::move(n));
+            return it->second;
+        };
+        std::optional<int> root;
+        if (as_tree && blocks_.size() > 1) {
+            root = add_switch(std::string_view(kBlockRoot));
+            if (!root)
+                return error("BlockName", kBlockRoot,
+                             "a name other than " + std::string(kBlockRoot), 0);
+        }
+        std::unordered_set<std::string_view> in_block;
+        for (const auto &b : blocks_) {
+            std::optional<int> sw;
+            if (as_tree) {
+                sw = add_switch(b.name);
+                if (!sw)
+                    return error("BlockName", b.name, "a name no host or switch has", b.line);
+                if (root)
+                    fabric.links.push_back({*root, *sw, 0, 0, rate});
+            }
+            FabricBlock block;
+            block.name = b.name;
+            for (const auto &host : b.nodes) {
+                if (!in_block.insert(host).second)
+                    return error("Nodes", host, "each node in one block", b.line);
+                auto [it, added] = node_index.emplace(host, static_cast<int>(fabric.nodes.size()));
+                if (!added && fabric.nodes[static_cast<std::size_t>(it->second)].is_switch)
+                    return error("Nodes", host, "node names, not the name of a switch", b.line);
+                if (added) {
+                    FabricNode n;
+                    n.name = host;
+                    fabric.nodes.push_back(std::move(n));
+                }
+                if (sw && link_once(*sw, it->second))
+                    fabric.links.push_back({*sw, it->second, 0, 0, rate});
+                block.hosts.push_back(it->second);
+            }
+            fabric.blocks.push_back(std::move(block));
+        }
+        return std::nullopt;
+    }
+
     std::string source_;
     double default_gbps_;
+    std::vector<BlockDecl> blocks_;
+    std::vector<int> block_sizes_;
     std::vector<SwitchDecl> decls_;
     std::unordered_map<std::string, std::size_t> index_;
     std::size_t names_ = 0;
 };
-
-std::string printable(std::string_view s) {
-    std::string out(s);
-    for (char &c : out) {
-        auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f)
-            c = '?';
-    }
-    return out;
-}
 
 }  // namespace
 
@@ -327,6 +472,10 @@ Parsed<Fabric> load_topology_conf(const std::string &path, double default_gbps) 
 }
 
 std::string write_topology_conf(const Fabric &fabric) {
+    return write_topology_conf(fabric, TopologyConfStyle{});
+}
+
+std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &style) {
     Fabric f = fabric;
     f.index_links();
     f.infer_levels();
@@ -339,10 +488,29 @@ std::string write_topology_conf(const Fabric &fabric) {
         return std::make_pair(l.level, lower) < std::make_pair(u.level, upper);
     };
 
-    std::string out =
-        "# topology.conf for Slurm's topology/tree plugin, written by slurm_ai from " +
-        printable(f.source) + " (" + printable(f.format) + ")\n";
-    for (int sw : f.switches()) {
+    std::vector<std::string> name(f.nodes.size());
+    for (std::size_t i = 0; i < f.nodes.size(); ++i)
+        name[i] = f.nodes[i].name;
+    std::vector<int> order = f.switches();
+    if (style.level_names) {
+        // Level 1 = leaves; a switch no path joins to a leaf is level 0.
+        std::map<int, int> counted;
+        for (int sw : order) {
+            const int level = f.nodes[static_cast<std::size_t>(sw)].level + 1;
+            name[static_cast<std::size_t>(sw)] =
+                "switch." + std::to_string(level) + "." + std::to_string(++counted[level]);
+        }
+        std::stable_sort(order.begin(), order.end(), [&](int a, int b) {
+            return f.nodes[static_cast<std::size_t>(a)].level >
+                   f.nodes[static_cast<std::size_t>(b)].level;
+        });
+    }
+
+    std::string out;
+    if (style.header)
+        out = "# topology.conf for Slurm's topology/tree plugin, written by slurm_ai from " +
+              printable(f.source) + " (" + printable(f.format) + ")\n";
+    for (int sw : order) {
         std::vector<std::string> hosts;
         std::vector<std::string> children;
         std::set<int> listed;
@@ -357,14 +525,17 @@ std::string write_topology_conf(const Fabric &fabric) {
             if (o.is_switch && !below(sw, other))
                 continue;
             if (listed.insert(other).second)
-                (o.is_switch ? children : hosts).push_back(o.name);
-            if (rate >= 0 && rate != l.rate.gbps)
+                (o.is_switch ? children : hosts).push_back(name[static_cast<std::size_t>(other)]);
+            if ((rate >= 0 && rate != l.rate.gbps) || l.rate.assumed)
                 one_rate = false;
             rate = l.rate.gbps;
         }
 
+        const std::string &own = name[static_cast<std::size_t>(sw)];
+        if (style.level_names)
+            out += "# " + own + "=" + printable(f.nodes[static_cast<std::size_t>(sw)].name) + "\n";
         out += "SwitchName=";
-        out += f.nodes[static_cast<std::size_t>(sw)].name;
+        out += own;
         if (!children.empty())
             out += " Switches=" + compress_hostlist(std::move(children));
         if (!hosts.empty())

@@ -15,7 +15,7 @@ namespace slurm_ai {
 
 std::string_view to_string(TopologyFileKind k) {
     static constexpr std::string_view kNames[] = {"hwloc-xml", "nccl-xml", "topology.conf",
-                                                  "ibnetdiscover"};
+                                                  "ibnetdiscover", "topograph-model"};
     return enum_name(k, kNames);
 }
 
@@ -55,13 +55,19 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
         l.remove_prefix(first);
         if (l.starts_with('#'))
             continue;
-        if (text::lower(l.substr(0, 11)) == "switchname=")
+        const std::string head = text::lower(l.substr(0, 11));
+        if (head == "switchname=" || head.starts_with("blockname=") ||
+            head.starts_with("blocksizes="))
             return TopologyFileKind::kTopologyConf;
+        // topograph's model: a YAML mapping whose first key is one of its sections.
+        if (l.starts_with("switches:") || l.starts_with("blocks:"))
+            return TopologyFileKind::kTopographModel;
         if (l.starts_with("vendid=") || l.starts_with("Switch") || l.starts_with("Ca") ||
             l.starts_with("Hca") || l.starts_with("caguid=") || l.starts_with("switchguid="))
             return TopologyFileKind::kIbnetdiscover;
         return InputError{"content", std::string(l.substr(0, 40)),
-                          "hwloc XML, NCCL topology XML, topology.conf or ibnetdiscover output",
+                          "hwloc XML, NCCL topology XML, topology.conf, ibnetdiscover output or a "
+                          "topograph model",
                           std::string(source), line};
     }
     return InputError{"content", "", "a non-empty topology file", std::string(source), 0};
@@ -88,6 +94,8 @@ Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *
             return wrap(parse_topology_conf(text.value(), path));
         case TopologyFileKind::kIbnetdiscover:
             return wrap(parse_ibnetdiscover(text.value(), path, map));
+        case TopologyFileKind::kTopographModel:
+            return wrap(parse_topograph_model(text.value(), path));
     }
     return InputError{"file", path, "a topology file", path, 0};
 }

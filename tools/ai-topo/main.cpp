@@ -106,14 +106,48 @@ void emit(const std::string &text, const std::string &output, bool as_json, cons
     }
 }
 
+struct ConvertArgs {
+    std::string to = "tree";
+    std::string switch_names = "model";
+    std::vector<std::string> block_name;  // REGEX FORMAT
+    std::vector<int> block_sizes;
+    bool no_header = false;
+};
+
 int cmd_convert(const std::string &input, const std::string &map_path, const std::string &output,
-                bool as_json) {
+                const ConvertArgs &args, bool as_json) {
     auto map = load_map(map_path);
-    auto fabric = take(load_ibnetdiscover(input, map ? &*map : nullptr));
-    std::string conf = write_topology_conf(fabric);
+    auto file = take(load_topology_file(input, map ? &*map : nullptr));
+    if (!std::holds_alternative<Fabric>(file))
+        throw BadInput{
+            fmt::format("{}: a node topology; convert takes a fabric (ibnetdiscover "
+                        "output, topology.conf or a topograph model)",
+                        input)};
+    const auto &fabric = std::get<Fabric>(file);
+    std::string conf;
+    if (args.to == "block") {
+        BlockConfStyle style;
+        style.header = !args.no_header;
+        if (args.block_name.size() == 2) {
+            style.name_pattern = args.block_name[0];
+            style.name_format = args.block_name[1];
+        }
+        style.sizes = args.block_sizes;
+        conf = take(write_block_conf(fabric, style));
+    } else {
+        TopologyConfStyle style;
+        style.header = !args.no_header;
+        style.level_names = args.switch_names == "levels";
+        conf = write_topology_conf(fabric, style);
+    }
     emit(conf, output, as_json, "topology_conf",
-         json{{"switches", fabric.switches().size()}, {"hosts", fabric.hosts().size()}},
-         fmt::format("{} switches, {} hosts", fabric.switches().size(), fabric.hosts().size()));
+         json{{"switches", fabric.switches().size()},
+              {"hosts", fabric.hosts().size()},
+              {"blocks", fabric.blocks.size()},
+              {"nvlink_domains", fabric.nvlink_domains.size()},
+              {"form", args.to}},
+         fmt::format("{} form; {} switches, {} hosts", args.to, fabric.switches().size(),
+                     fabric.hosts().size()));
     return 0;
 }
 
@@ -251,18 +285,38 @@ int main(int argc, char **argv) {
 
     auto *show = app.add_subcommand("show",
                                     "Summarize topology files (hwloc XML, NCCL XML, "
-                                    "topology.conf, ibnetdiscover)");
+                                    "topology.conf, ibnetdiscover, topograph model)");
     show->add_option("files", files, "Topology files")->required()->check(CLI::ExistingFile);
     show->add_option("--map", map_path, "GUID-to-hostname map for ibnetdiscover files")
         ->check(CLI::ExistingFile);
     show->add_flag("--json", as_json, "Print JSON");
 
     std::string input;
-    auto *convert = app.add_subcommand("convert", "ibnetdiscover output -> Slurm topology.conf");
-    convert->add_option("input", input, "ibnetdiscover output")
+    ConvertArgs conv;
+    auto *convert = app.add_subcommand(
+        "convert",
+        "A fabric (ibnetdiscover, topology.conf, topograph model) -> Slurm topology.conf");
+    convert->add_option("input", input, "ibnetdiscover output, topology.conf or a topograph model")
         ->required()
         ->check(CLI::ExistingFile);
     convert->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
+    convert->add_option("--to", conv.to, "topology/tree's form or topology/block's")
+        ->check(CLI::IsMember({"tree", "block"}))
+        ->capture_default_str();
+    convert
+        ->add_option("--switch-names", conv.switch_names,
+                     "tree: the fabric's switch names, or switch.<level>.<n> (leaves level 1)")
+        ->check(CLI::IsMember({"model", "levels"}))
+        ->capture_default_str();
+    convert
+        ->add_option("--block-name", conv.block_name,
+                     "block: REGEX FORMAT, a block named by its first host's match of REGEX "
+                     "written as FORMAT ($1 or ${1} for a group)")
+        ->expected(2);
+    convert->add_option("--block-sizes", conv.block_sizes, "block: BlockSizes=, e.g. 8,16,32")
+        ->delimiter(',')
+        ->check(CLI::PositiveNumber);
+    convert->add_flag("--no-header", conv.no_header, "No first comment line naming the source");
     convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
     convert->add_flag("--json", as_json, "Print JSON");
 
@@ -319,7 +373,7 @@ int main(int argc, char **argv) {
         if (show->parsed())
             return cmd_show(files, map_path, as_json);
         if (convert->parsed())
-            return cmd_convert(input, map_path, output, as_json);
+            return cmd_convert(input, map_path, output, conv, as_json);
         if (gres_conf->parsed())
             return cmd_gres_conf(input, gres, output, as_json);
         if (draw->parsed())

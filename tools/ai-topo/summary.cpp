@@ -4,6 +4,9 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai::cli {
 
@@ -83,6 +86,28 @@ std::string summarize(const Fabric &f) {
         out += fmt::format("  {:<24} {:>5} {:>6} {:>9} {:>9g} {:>9g} {:>8}\n", f.nodes[s].name,
                            f.nodes[s].level, h, nsw, st.down_gbps, st.up_gbps,
                            st.up_gbps > 0 ? fmt::format("{:.2f}:1", st.oversubscription) : "-");
+    }
+    auto hostlist = [&](const std::vector<int> &members) {
+        std::vector<std::string> names;
+        for (int h : members)
+            names.push_back(f.nodes[static_cast<std::size_t>(h)].name);
+        return compress_hostlist(std::move(names));
+    };
+    if (!f.nvlink_domains.empty()) {
+        out += fmt::format("  {} NVLink domains\n", f.nvlink_domains.size());
+        for (const auto &d : f.nvlink_domains)
+            out += fmt::format("    {:<22} {:>4} hosts  {}{}{}\n", d.name, d.hosts.size(),
+                               hostlist(d.hosts), d.parent.empty() ? "" : "  in " + d.parent,
+                               d.degraded ? "  degraded" : "");
+    }
+    if (!f.blocks.empty()) {
+        out += fmt::format("  {} blocks{}\n", f.blocks.size(),
+                           f.block_sizes.empty()
+                               ? std::string()
+                               : fmt::format(", BlockSizes={}", fmt::join(f.block_sizes, ",")));
+        for (const auto &b : f.blocks)
+            out += fmt::format("    {:<22} {:>4} hosts  {}\n", b.name, b.hosts.size(),
+                               hostlist(b.hosts));
     }
     return out;
 }

@@ -19,6 +19,18 @@ inline std::string_view trim(std::string_view s) {
     return s;
 }
 
+// `s` with every byte outside printable ASCII as '?': for comments in the config files
+// the suite writes, and for JSON (nlohmann::json refuses to dump what is not UTF-8).
+inline std::string printable(std::string_view s) {
+    std::string out(s);
+    for (char &c : out) {
+        auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u >= 0x7f)
+            c = '?';
+    }
+    return out;
+}
+
 inline std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),

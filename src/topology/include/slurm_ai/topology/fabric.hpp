@@ -19,9 +19,10 @@ namespace slurm_ai {
 
 // Width x speed of an InfiniBand link, e.g. "4xQDR", as a data rate per direction.
 struct LinkRate {
-    int width = 4;      // lanes: 1, 2, 4, 8 or 12
-    std::string speed;  // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
-    double gbps = 0;    // data rate per direction in Gb/s (after line encoding)
+    int width = 4;         // lanes: 1, 2, 4, 8 or 12
+    std::string speed;     // SDR, DDR, QDR, FDR10, FDR, EDR, HDR, NDR, XDR
+    double gbps = 0;       // data rate per direction in Gb/s (after line encoding)
+    bool assumed = false;  // the source gave no rate: gbps is the reader's default
 };
 // Per-lane data rates: SDR 2, DDR 4, QDR 8, FDR10 10, FDR 13.64, EDR 25, HDR 50, NDR 100,
 // XDR 200 Gb/s. Accepts "4xQDR", "4X QDR", "QDR" (width 4). Case-insensitive.
@@ -52,11 +53,33 @@ struct SwitchStats {
     double oversubscription = 0;
 };
 
+// A multi-node NVLink domain (a GB200 NVL72 rack, ...): hosts whose GPUs reach each other
+// over NVLink. A two-level domain (topograph's domain and sub-domain annotations) is an
+// entry for the outer domain and one per sub-domain, whose `parent` names the outer one.
+struct NvlinkDomain {
+    std::string name;
+    std::vector<int> hosts;  // indexes into Fabric::nodes, in the source's order
+    std::string parent;      // the outer domain's name, or empty
+    double gpu_gbps = 0;     // NVLink bandwidth per GPU and direction in Gb/s; 0: unknown
+    bool degraded = false;   // a member failed or is drained
+};
+
+// A base block of Slurm's topology/block plugin (topology.conf's BlockName= lines): hosts
+// that Slurm keeps together, an NVLink domain as topograph writes them.
+struct FabricBlock {
+    std::string name;
+    std::vector<int> hosts;  // indexes into Fabric::nodes
+    std::string domain;      // the NVLink domain the block stands for, when the source says
+};
+
 struct Fabric {
     std::string source;  // file path, or "live"
-    std::string format;  // "topology.conf", "ibnetdiscover", "live-ib"
+    std::string format;  // "topology.conf", "ibnetdiscover", "live-ib", "topograph-model"
     std::vector<FabricNode> nodes;
     std::vector<FabricLink> links;
+    std::vector<NvlinkDomain> nvlink_domains;
+    std::vector<FabricBlock> blocks;
+    std::vector<int> block_sizes;  // BlockSizes=, in hosts; empty: Slurm's default
 
     int find(std::string_view name) const;  // index or -1
     std::vector<int> switches() const;      // indexes, in node order
@@ -74,10 +97,15 @@ struct Fabric {
     int max_level() const;
 };
 
-// Slurm's topology.conf: SwitchName=, Switches=, Nodes=, LinkSpeed= (read as Gb/s per
-// link; links without it get default_gbps). Comments (#) and line continuations (\) as
-// Slurm allows. Unknown keys, a switch defined twice and references to undefined switches
-// are errors naming the line.
+// Slurm's topology.conf, tree form: SwitchName=, Switches=, Nodes=, LinkSpeed= (read as
+// Gb/s per link; links without it get default_gbps). Block form (topology/block, Slurm
+// 23.11+): BlockName= with Nodes=, and BlockSizes= (a comma list of host counts) on a line
+// of its own; each block becomes a leaf switch named after it, and with more than one
+// block a root switch "block-root" joins them, so that the engine sees one tree. A file
+// may hold both forms (a site switching plugins); a block then adds no switches. Comments
+// (#) and line continuations (\) as Slurm allows. Unknown keys, a switch or block defined
+// twice, a host in two blocks and references to undefined switches are errors naming the
+// line.
 // Keys are case-insensitive; a node under several switches gets a link to each. Two
 // switches that list each other get one link (Slurm itself rejects that cycle as "not a
 // tree"; this model is a graph and keeps it). At most 2^20 names per file.
@@ -95,6 +123,33 @@ Parsed<Fabric> load_topology_conf(const std::string &path, double default_gbps =
 // Nodes= and Switches=); the rate is rounded to whole Gb/s since Slurm reads an integer.
 // Parallel links collapse to one; hosts on no switch and host-to-host links are left out.
 std::string write_topology_conf(const Fabric &fabric);
+
+// How write_topology_conf() names and introduces what it writes.
+struct TopologyConfStyle {
+    bool header = true;  // a first comment line naming the source
+    // Switches renamed "switch.<level>.<n>" (level 1 = leaves, n counting from 1 in the
+    // fabric's switch order), written from the top level down, each line after a comment
+    // "# switch.<level>.<n>=<name>": the form topograph's generators write.
+    bool level_names = false;
+};
+std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &style);
+
+// How write_block_conf() names the blocks and which sizes it allows.
+struct BlockConfStyle {
+    bool header = true;
+    // A block's name from its first host's name: the first match of `name_pattern` (an
+    // ECMAScript regular expression) with `name_format` ($1, $2 or ${1} for its groups).
+    // Empty pattern: the block's own name. A block whose host does not match keeps its own.
+    std::string name_pattern;
+    std::string name_format;
+    std::vector<int> sizes;  // BlockSizes=; empty: the fabric's, else no BlockSizes line
+};
+// Slurm's topology.conf for topology/block: one BlockName= line per block, hosts as a
+// hostlist, after a comment "# <name>=<domain>" where the name is not the domain's; then
+// BlockSizes=. The blocks are the fabric's own (a block topology.conf, a topograph model);
+// without any, its NVLink domains that have no sub-domain; without those, its leaf
+// switches. A Parsed error names a pattern that is no regular expression.
+Parsed<std::string> write_block_conf(const Fabric &fabric, const BlockConfStyle &style);
 
 // GUID-to-hostname map, one "NAME HOSTNAME" per line, '#' comments. NAME is an
 // ibnetdiscover node name ("H-0002c90300080e84") or a bare GUID ("0x0002c9..." or hex).
@@ -123,10 +178,21 @@ Parsed<Fabric> load_ibnetdiscover(const std::string &path, const GuidMap *map = 
 // never crashes.
 Parsed<Fabric> discover_ib_fabric(const GuidMap *map = nullptr);
 
+// topograph's model YAML (its tests/models/*.yaml): `switches:` maps each switch to the
+// switches under it, `blocks:` lists leaf switches with their hosts (hostlists) and
+// annotations, where a key ending in "/domain" names the block's NVLink domain and one in
+// "/sub-domain" its sub-domain. Links get default_gbps (LinkRate::assumed). Unknown keys
+// are left alone (the format grows); a wrong type, a host in two blocks, a switch under
+// two parents or a cycle is an error naming the line.
+Parsed<Fabric> parse_topograph_model(std::string_view text, std::string_view source,
+                                     double default_gbps = 100.0);
+Parsed<Fabric> load_topograph_model(const std::string &path, double default_gbps = 100.0);
+
 // {source, format, max_level, switches: [{name, guid, description, ports, level, down_gbps,
 // up_gbps, oversubscription}], hosts: [{name, guid, description, ports}], links: [{a, b,
-// port_a, port_b, rate, gbps}]}, empty fields left out. Strings are printable ASCII (other
-// bytes become '?'), so dump() never throws.
+// port_a, port_b, rate, gbps}], nvlink_domains: [{name, nodes, size, parent, gpu_gbps,
+// degraded}], blocks: [{name, nodes, size, domain}], block_sizes}, empty fields left out. Strings
+// are printable ASCII (other bytes become '?'), so dump() never throws.
 void to_json(nlohmann::json &j, const Fabric &f);
 
 }  // namespace slurm_ai

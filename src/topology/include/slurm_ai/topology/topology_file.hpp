@@ -1,5 +1,5 @@
 // Any topology file the suite reads, told apart by content: hwloc XML, NCCL topology XML,
-// Slurm topology.conf or ibnetdiscover output.
+// Slurm topology.conf (tree or block), ibnetdiscover output or a topograph model.
 #pragma once
 
 #include <string>
@@ -12,15 +12,16 @@
 
 namespace slurm_ai {
 
-enum class TopologyFileKind { kHwlocXml, kNcclXml, kTopologyConf, kIbnetdiscover };
+enum class TopologyFileKind { kHwlocXml, kNcclXml, kTopologyConf, kIbnetdiscover, kTopographModel };
 std::string_view to_string(TopologyFileKind k);
 
 // Looks at the first non-comment content: <topology> (hwloc), <system> (NCCL), a
-// SwitchName= line (topology.conf), or Switch/Ca/vendid= lines (ibnetdiscover).
+// SwitchName=, BlockName= or BlockSizes= line (topology.conf), Switch/Ca/vendid= lines
+// (ibnetdiscover), or a switches: or blocks: key (topograph's model YAML).
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source);
 
 using TopologyFile = std::variant<NodeTopology, Fabric>;
-// Reads and parses a file of any of the four kinds; the map applies to ibnetdiscover.
+// Reads and parses a file of any of the five kinds; the map applies to ibnetdiscover.
 Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map = nullptr);
 
 }  // namespace slurm_ai
