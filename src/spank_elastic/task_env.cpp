@@ -62,7 +62,7 @@ bool verbs_device(const Nic &nic) {
     // Files that give no device name (only a PCI bus id) cannot say what to name.
     if (nic.name.empty() || nic.name == nic.pci_busid)
         return false;
-    if (nic.kind == "ib")
+    if (nic.kind == "ib" || nic.kind == "roce")
         return true;
     for (std::string_view prefix : {"mlx4_", "mlx5_", "bnxt_re", "irdma", "qedr"})
         if (nic.name.starts_with(prefix))

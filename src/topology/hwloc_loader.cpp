@@ -113,7 +113,7 @@ std::string nic_kind(hwloc_obj_t pci, std::string_view verbs_name, std::string_v
     if (cls == 0x0207)
         return "ib";
     if (!verbs_name.empty())  // a verbs device on an Ethernet function is RoCE
-        return cls == 0x0200 ? "ethernet" : "ib";
+        return cls == 0x0200 ? "roce" : "ib";
     if (net_name.starts_with("ib"))
         return "ib";
     if (cls == 0x0200 || !net_name.empty())

@@ -152,23 +152,31 @@ std::optional<InputError> check_info(xmlNode *n, std::string_view source) {
     return std::nullopt;
 }
 
-constexpr unsigned kMaxOsIndex = 1u << 20;
+// A PU's or NUMA node's OS index is a bit libhwloc sets in a bitmap; this bounds the
+// bitmap (128 KiB) far above what Linux numbers (8192 CPUs, 1024 NUMA nodes).
+constexpr unsigned kMaxSetIndex = 1u << 20;
 
 // The attributes hwloc would silently drop when malformed, and that this loader relies on.
 std::optional<InputError> check_object(xmlNode *n, int major, std::string_view source) {
     if (auto err = check_sets(n, major, source))
         return err;
     // libhwloc sets bit os_index of PUs and NUMA nodes in their sets: a huge index, or a
-    // missing one (taken as 2^32-1), makes it allocate a 512 MiB bitmap.
+    // missing one (taken as 2^32-1), makes it allocate a 512 MiB bitmap. Other objects'
+    // indexes are only numbers (POWER numbers cores and packages by hardware ids, and a
+    // v1 export writes 4294967295 for "unknown"): any 32-bit value is theirs.
     auto os_index = xml::attr(n, "os_index");
     auto type = xml::attr(n, "type").value_or("");
-    if (!os_index && (type == "PU" || type == "NUMANode"))
+    const bool in_sets = type == "PU" || type == "NUMANode";
+    if (!os_index && in_sets)
         return xml::attr_error(n, "os_index", "", "an os_index on every PU and NUMANode", source);
     if (os_index) {
-        unsigned index = 0;
-        if (!parse_number(*os_index, index) || index >= kMaxOsIndex)
+        unsigned long index = 0;
+        if (!parse_number(*os_index, index) || index > 0xffffffffUL)
+            return xml::attr_error(n, "os_index", *os_index, "an unsigned 32-bit OS index", source);
+        if (in_sets && index >= kMaxSetIndex)
             return xml::attr_error(n, "os_index", *os_index,
-                                   "an OS index below " + std::to_string(kMaxOsIndex), source);
+                                   "a " + type + " OS index below " + std::to_string(kMaxSetIndex),
+                                   source);
     }
     if (auto busid = xml::attr(n, "pci_busid")) {
         auto parsed = parse_pci_busid(*busid, "pci_busid");

@@ -35,10 +35,14 @@ std::vector<int> NodeTopology::gpu_nic_pairing() const {
         return pairing;
     // A topology assembled by hand may lack the matrix; every NIC is then equally far.
     const bool have_paths = gpu_nic_path.size() == gpus.size() * nics.size();
+    const bool any_fabric =
+        std::any_of(nics.begin(), nics.end(), [](const Nic &n) { return n.fabric(); });
     std::vector<int> users(nics.size(), 0);
     for (std::size_t g = 0; g < gpus.size(); ++g) {
         int best = -1;
         for (std::size_t n = 0; n < nics.size(); ++n) {
+            if (any_fabric && !nics[n].fabric())
+                continue;
             auto key = [&](std::size_t i) {
                 PathType p =
                     have_paths ? gpu_nic_path[g * nics.size() + i] : PathType::kInterSocket;

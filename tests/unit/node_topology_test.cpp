@@ -206,11 +206,30 @@ TEST_CASE("hwloc dual Xeon export classifies its PCIe paths", "[topology][hwloc]
     CHECK(t->nic_path(m2075b, eth0) == PathType::kHostBridge);
     CHECK(t->nic_path(m2075a, mlx) == PathType::kInterSocket);
 
-    // The K40 and the AMD GPU share the HCA under their root port; the M2075 of socket 1
-    // has only PHB NICs and takes the least used one; the M2075 of socket 0 is SYS to all.
-    auto pairing = t->gpu_nic_pairing();
-    CHECK(pairing[static_cast<std::size_t>(k40)] == mlx);
-    CHECK(pairing[static_cast<std::size_t>(amd)] == mlx);
+    // The host's one fabric NIC is the HCA: every GPU is paired with it, the M2075 of
+    // socket 1 too, although the two management ports (I350) are as near to it (PHB) and
+    // less used; the M2075 of socket 0 is SYS to all and crosses the sockets to it.
+    CHECK(t->nics[static_cast<std::size_t>(mlx)].fabric());
+    CHECK_FALSE(t->nics[static_cast<std::size_t>(eth0)].fabric());
+    CHECK(t->gpu_nic_pairing() == std::vector<int>(4, mlx));
+
+    // Without the HCA, the Ethernet ports are all there is: GPUs are paired with them, the
+    // nearer first, then the less used.
+    NodeTopology eth_only = *t;
+    const auto N = t->nics.size();
+    eth_only.nics.erase(eth_only.nics.begin() + mlx);
+    eth_only.gpu_nic_path.clear();
+    for (std::size_t g = 0; g < t->gpus.size(); ++g)
+        for (std::size_t n = 0; n < N; ++n)
+            if (static_cast<int>(n) != mlx)
+                eth_only.gpu_nic_path.push_back(t->gpu_nic_path[g * N + n]);
+    auto eth_pairing = eth_only.gpu_nic_pairing();
+    REQUIRE(eth_pairing.size() == 4);
+    for (int p : eth_pairing) {
+        REQUIRE(p >= 0);
+        CHECK(eth_only.nics[static_cast<std::size_t>(p)].kind == "ethernet");
+    }
+    CHECK(eth_pairing[static_cast<std::size_t>(k40)] != eth_pairing[static_cast<std::size_t>(amd)]);
 }
 
 // ndv4-topo.xml: under each <cpu> one PCIe switch holds two GPUs and two IB NICs
@@ -535,6 +554,33 @@ TEST_CASE("hwloc loader refuses what would crash or bloat libhwloc", "[topology]
         CHECK(r.error().field == c.field);
         CHECK(r.error().line > 0);
     }
+}
+
+// POWER numbers cores and packages by hardware ids (POWER9's core ids carry the chip id
+// in their high bits), and hwloc v1 exports write 4294967295 for an unknown index: such
+// indexes are numbers, not bits of a set, and a real export that has them is read.
+TEST_CASE("hwloc loader reads the large core and package indexes POWER gives",
+          "[topology][hwloc]") {
+    const std::string p8 = slurp(kData + "/hwloc/power8gpudistances.xml");
+    std::string big = replace_once(p8, "<object type=\"Core\" os_index=\"8\"",
+                                   "<object type=\"Core\" os_index=\"2148532224\"");
+    big = replace_once(big, "<object type=\"Package\" os_index=\"1\"",
+                       "<object type=\"Package\" os_index=\"4294967295\"");
+    auto t = parse_hwloc_xml(big, "power-ids.xml");
+    REQUIRE(t.ok());
+    auto plain = parse_hwloc_xml(p8, "power8gpudistances.xml");
+    REQUIRE(plain.ok());
+    CHECK(t->cores == plain->cores);
+    CHECK(t->packages == 2);
+    CHECK(t->gpus.size() == 4);
+
+    // Beyond 32 bits is no index at all.
+    auto over = parse_hwloc_xml(replace_once(p8, "<object type=\"Core\" os_index=\"8\"",
+                                             "<object type=\"Core\" os_index=\"4294967296\""),
+                                "over.xml");
+    REQUIRE_FALSE(over.ok());
+    CHECK(over.error().field == "os_index");
+    CHECK(over.error().value == "4294967296");
 }
 
 TEST_CASE("fuzz regressions are rejected cleanly", "[topology][fuzz]") {

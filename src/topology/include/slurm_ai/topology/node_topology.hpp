@@ -46,9 +46,12 @@ struct Gpu {
 struct Nic {
     std::string name;       // verbs device ("mlx5_0"), else net device ("ib0"), else bus id
     std::string pci_busid;  // lowercase
-    std::string kind;       // "ib", "ethernet", "efa" or "unknown"
+    std::string kind;       // "ib", "roce" (verbs on Ethernet), "efa", "ethernet" or "unknown"
     int numa_node = -1;
     double pcie_gbs = 0;  // PCIe link bandwidth, 0 when unknown
+
+    // A NIC of the compute fabric (InfiniBand, RoCE, EFA), not a management port.
+    bool fabric() const { return kind == "ib" || kind == "roce" || kind == "efa"; }
 };
 
 struct NumaNode {
@@ -84,9 +87,11 @@ struct NodeTopology {
     PathType path(int a, int b) const { return gpu_path[a * gpus.size() + b]; }
     PathType nic_path(int g, int n) const { return gpu_nic_path[g * nics.size() + n]; }
 
-    // The NIC each GPU should use (index into nics, -1 without NICs): the nearest by path
-    // type; among equally near NICs, the one fewest lower-numbered GPUs already use, then
-    // the lowest index, so that two GPUs and two NICs under one PCIe switch get one each.
+    // The NIC each GPU should use (index into nics, -1 without NICs): among the fabric
+    // NICs (all NICs where the host has none), the nearest by path type; among equally
+    // near ones, the one fewest lower-numbered GPUs already use, then the lowest index, so
+    // that two GPUs and two NICs under one PCIe switch get one each. A management Ethernet
+    // port beside the GPU never wins over an InfiniBand NIC across the sockets.
     std::vector<int> gpu_nic_pairing() const;
 };
 
