@@ -10,6 +10,7 @@
 #include <boost/property_map/property_map.hpp>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
@@ -55,6 +56,18 @@ std::vector<int> Fabric::hosts() const {
             out.push_back(static_cast<int>(i));
     }
     return out;
+}
+
+std::optional<CaDescription> parse_ca_description(std::string_view description) {
+    std::string_view d = text::trim(description);
+    std::size_t space = d.find_first_of(" \t");
+    if (space == std::string_view::npos)
+        return std::nullopt;
+    std::string_view host = d.substr(0, space), device = text::trim(d.substr(space));
+    if (device.empty() || device.find_first_of(" \t") != std::string_view::npos ||
+        !is_host_name(host) || host.size() > 64)
+        return std::nullopt;
+    return CaDescription{host, device};
 }
 
 void Fabric::index_links() {
@@ -197,6 +210,10 @@ void to_json(nlohmann::json &j, const Fabric &f) {
             o["port_b"] = l.port_b;
         if (auto rate = rate_name(l.rate); !rate.empty())
             o["rate"] = printable(rate);
+        if (!l.device.empty())
+            o["device"] = printable(l.device);
+        if (l.rail >= 0)
+            o["rail"] = l.rail;
         links.push_back(std::move(o));
     }
 
@@ -239,6 +256,14 @@ void to_json(nlohmann::json &j, const Fabric &f) {
     }
     if (!f.block_sizes.empty())
         j["block_sizes"] = f.block_sizes;
+    // Always there for a fabric: 0 says "not rail-optimized" (or no host with two NICs).
+    j["rails"] = f.rails.size();
+    if (!f.rails.empty()) {
+        nlohmann::json leaves = nlohmann::json::array();
+        for (const auto &rail : f.rails)
+            leaves.push_back(names(rail));
+        j["rail_leaves"] = std::move(leaves);
+    }
 }
 
 }  // namespace slurm_ai

@@ -139,6 +139,7 @@ Parsed<Fabric> discover_ib_fabric(const GuidMap *map) {
     fabric.format = "live-ib";
     std::unordered_map<const ibnd_node_t *, int> index_of;
     std::unordered_map<std::string, int> by_name;
+    std::unordered_map<const ibnd_node_t *, std::string> device_of;  // CAs: "mlx5_0"
     for (ibnd_node_t *node = discovered->nodes; node; node = node->next) {
         if (node->type != IB_NODE_SWITCH && node->type != IB_NODE_CA)
             continue;  // routers are not part of the model
@@ -146,11 +147,14 @@ Parsed<Fabric> discover_ib_fabric(const GuidMap *map) {
         n.guid = fmt::format("{:016x}", node->guid);
         n.is_switch = node->type == IB_NODE_SWITCH;
         n.name = (n.is_switch ? "S-" : "H-") + n.guid;
-        if (!n.is_switch && map) {
-            if (auto it = map->find(n.guid); it != map->end())
-                n.name = it->second;
-        }
         n.description = node_description(node);
+        auto ca = n.is_switch ? std::nullopt : parse_ca_description(n.description);
+        if (ca)
+            device_of.emplace(node, ca->device);
+        if (!n.is_switch && map && map->count(n.guid))
+            n.name = map->at(n.guid);
+        else if (ca)  // as the ibnetdiscover reader names it (parse_ca_description)
+            n.name = std::string(ca->host);
         n.ports = node->numports;
         auto [it, added] = by_name.emplace(n.name, static_cast<int>(fabric.nodes.size()));
         if (!added && (n.is_switch || fabric.nodes[static_cast<std::size_t>(it->second)].is_switch))
@@ -177,12 +181,17 @@ Parsed<Fabric> discover_ib_fabric(const GuidMap *map) {
             auto there = std::make_pair(remote->node->guid, remote->portnum);
             if (!(here < there))
                 continue;
-            fabric.links.push_back(
-                {self->second, peer->second, port->portnum, remote->portnum, port_rate(port)});
+            auto dev = device_of.find(node);
+            if (dev == device_of.end())
+                dev = device_of.find(remote->node);
+            fabric.links.push_back({self->second, peer->second, port->portnum, remote->portnum,
+                                    port_rate(port),
+                                    dev == device_of.end() ? std::string() : dev->second, -1});
         }
     }
     fabric.index_links();
     fabric.infer_levels();
+    fabric.infer_rails();
     return fabric;
 }
 

@@ -13,7 +13,10 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <tuple>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "slurm_ai/common/enum_names.hpp"
@@ -85,8 +88,10 @@ class IbParser {
             if (auto err = parse_line(line))
                 return *err;
         }
+        name_hosts();
         fabric_.index_links();
         fabric_.infer_levels();
+        fabric_.infer_rails();
         return std::move(fabric_);
     }
 
@@ -293,6 +298,8 @@ class IbParser {
         auto index = node_for(*ref);
         if (!index)
             return index.error();
+        if (kind == Kind::kHost)
+            hca_description_[ref->guid] = description;
         if (index.value() >= 0) {
             auto &node = fabric_.nodes[static_cast<std::size_t>(index.value())];
             node.ports = ports;
@@ -373,6 +380,8 @@ class IbParser {
         auto peer_index = node_for(peer.value());
         if (!peer_index)
             return peer_index.error();
+        if (peer->kind == Kind::kHost)
+            hca_description_.emplace(peer->guid, description);  // its own block's wins
         if (peer_index.value() >= 0) {
             auto &node = fabric_.nodes[static_cast<std::size_t>(peer_index.value())];
             if (node.description.empty())
@@ -423,12 +432,69 @@ class IbParser {
             return std::nullopt;  // a router's link
         fabric_.links.push_back(
             {block_->index, peer_index, local_port, peer_port, std::move(rate)});
+        link_hca_.push_back(block_->node.kind == Kind::kHost ? block_->node.guid
+                            : peer.kind == Kind::kHost       ? peer.guid
+                                                             : 0);
         return std::nullopt;
+    }
+
+    // Each host link learns its NIC's device name from that CA's description; CAs that
+    // the GUID map does not name, and whose descriptions name one host, become that host,
+    // with a link per CA (the NICs of a multi-rail host); SHARP aggregation nodes and
+    // their links are left out.
+    void name_hosts() {
+        for (std::size_t i = 0; i < fabric_.links.size(); ++i)
+            if (auto it = hca_description_.find(link_hca_[i]); it != hca_description_.end())
+                if (auto ca = parse_ca_description(it->second))
+                    fabric_.links[i].device = std::string(ca->device);
+
+        std::vector<int> target(fabric_.nodes.size());
+        std::vector<FabricNode> kept;
+        std::unordered_map<std::string, int> kept_index;
+        std::unordered_set<std::string> switch_names;  // a host never takes one of these
+        for (const auto &n : fabric_.nodes)
+            if (n.is_switch)
+                switch_names.insert(n.name);
+        for (std::size_t i = 0; i < fabric_.nodes.size(); ++i) {
+            FabricNode &n = fabric_.nodes[i];
+            if (!n.is_switch && is_aggregation_node(n.description)) {
+                target[i] = -1;
+                continue;
+            }
+            if (!n.is_switch && n.name == "H-" + n.guid)
+                if (auto ca = parse_ca_description(n.description))
+                    if (!switch_names.count(std::string(ca->host)))
+                        n.name = std::string(ca->host);
+            auto [it, fresh] = kept_index.emplace(n.name, static_cast<int>(kept.size()));
+            if (fresh)
+                kept.push_back(std::move(n));
+            else
+                kept[static_cast<std::size_t>(it->second)].ports += n.ports;
+            target[i] = it->second;
+        }
+        fabric_.nodes = std::move(kept);
+        std::vector<FabricLink> links;
+        links.reserve(fabric_.links.size());
+        for (auto &l : fabric_.links) {
+            l.a = target[static_cast<std::size_t>(l.a)];
+            l.b = target[static_cast<std::size_t>(l.b)];
+            if (l.a >= 0 && l.b >= 0)
+                links.push_back(std::move(l));
+        }
+        fabric_.links = std::move(links);
+    }
+
+    // A switch's SHARP aggregation node shows as a CA cabled to that switch: part of the
+    // switch, not a host (a spine with one would look like a leaf).
+    static bool is_aggregation_node(std::string_view description) {
+        return description.find("Aggregation Node") != std::string_view::npos;
     }
 
     std::string source_;
     const GuidMap *map_;
     Fabric fabric_;
+    std::unordered_map<std::uint64_t, std::string> hca_description_;  // CA GUID -> description
+    std::vector<std::uint64_t> link_hca_;  // per link of fabric_: its CA end's GUID, or 0
     int line_ = 0;
     std::optional<Block> block_;
     std::unordered_map<std::uint64_t, int> by_guid_;

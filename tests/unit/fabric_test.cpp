@@ -684,13 +684,18 @@ TEST_CASE("ibnetdiscover tolerates real-world variations", "[fabric][ibnet]") {
     CHECK(f.hosts().size() == 2);
     CHECK(f.links.size() == 3);
     CHECK(f.find("R-3000000000000001") == -1);
-    CHECK(node(f, "H-2000000000000003").description == "gpu2 mlx5_0");
-    CHECK(node(f, "H-2000000000000003").ports == 0);
+    // CAs are named by their hosts ("<host> <device>" descriptions), gpu2 from its peer's
+    // port line alone.
+    CHECK(f.find("H-2000000000000003") == -1);
+    CHECK(node(f, "gpu2").description == "gpu2 mlx5_0");
+    CHECK(node(f, "gpu2").ports == 0);
+    CHECK(node(f, "gpu1").ports == 1);
     CHECK(node(f, "S-1000000000000002").level == 1);
     CHECK(node(f, "S-1000000000000001").description == "MF0;leaf:MQM8700/U1");
     for (const auto &l : f.links) {
         const auto &b = f.nodes[static_cast<std::size_t>(l.b)].name;
-        if (b == "H-2000000000000003") {
+        if (b == "gpu2") {
+            CHECK(l.device == "mlx5_0");
             CHECK(l.rate.gbps == 0);
             CHECK(l.rate.width == 4);
         } else {
@@ -710,10 +715,13 @@ TEST_CASE("ibnetdiscover adds each link once and merges HCAs of one host", "[fab
         "\n"
         "Ca\t1 \"H-00000000000000b1\"\t\t# \"h mlx5_1\"\n"
         "[1](b2) \t\"S-0000000000000001\"[2]\t\t# lid 6 lmc 0 \"leaf\" lid 1 4xNDR\n";
+    // Without a map, the descriptions say both CAs are h's.
     auto plain = parse_ibnetdiscover(text, "t");
     REQUIRE(plain.ok());
-    CHECK(plain->hosts().size() == 2);
+    CHECK(plain->hosts().size() == 1);
+    CHECK(plain->find("h") >= 0);
     CHECK(plain->links.size() == 2);
+    CHECK(plain->rails.empty());  // one leaf: two cables, not two rails
 
     GuidMap map{{"00000000000000a1", "node1"}, {"00000000000000b1", "node1"}};
     auto merged = parse_ibnetdiscover(text, "t", &map);

@@ -93,6 +93,16 @@ std::string summarize(const Fabric &f) {
             names.push_back(f.nodes[static_cast<std::size_t>(h)].name);
         return compress_hostlist(std::move(names));
     };
+    if (!f.rails.empty()) {
+        out += fmt::format("  {} rails (hosts' NICs on separate leaves)\n", f.rails.size());
+        for (std::size_t r = 0; r < f.rails.size(); ++r) {
+            std::vector<std::string> leaves;
+            for (int leaf : f.rails[r])
+                leaves.push_back(f.nodes[static_cast<std::size_t>(leaf)].name);
+            out += fmt::format("    rail {:<17} {:>4} leaves {}\n", r, leaves.size(),
+                               fmt::join(leaves, ","));
+        }
+    }
     if (!f.nvlink_domains.empty()) {
         out += fmt::format("  {} NVLink domains\n", f.nvlink_domains.size());
         for (const auto &d : f.nvlink_domains)

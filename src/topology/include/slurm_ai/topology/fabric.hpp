@@ -43,6 +43,8 @@ struct FabricLink {
     int a = -1, b = -1;          // indexes into Fabric::nodes
     int port_a = 0, port_b = 0;  // 0 when unknown (topology.conf)
     LinkRate rate;               // topology.conf links: width 0, speed empty, gbps set
+    std::string device{};        // a host's end: its NIC's device name ("mlx5_0"), if known
+    int rail = -1;               // a host's link to a leaf: the rail (infer_rails()), or -1
 };
 
 // Bandwidth a switch has towards its hosts and lower switches (down) and towards higher
@@ -80,6 +82,9 @@ struct Fabric {
     std::vector<NvlinkDomain> nvlink_domains;
     std::vector<FabricBlock> blocks;
     std::vector<int> block_sizes;  // BlockSizes=, in hosts; empty: Slurm's default
+    // Rails of a rail-optimized fabric (infer_rails()): each rail's leaf switches, in node
+    // order. Empty where no host has NICs on two leaves.
+    std::vector<std::vector<int>> rails;
 
     int find(std::string_view name) const;  // index or -1
     std::vector<int> switches() const;      // indexes, in node order
@@ -95,7 +100,25 @@ struct Fabric {
     // ones; links to a switch of the same or unknown level count in neither.
     SwitchStats switch_stats(int sw) const;
     int max_level() const;
+    // Rails, from the hosts cabled to two or more leaf switches (after infer_levels()):
+    // each such host's leaf links are numbered k = 0, 1, ... in the natural order of their
+    // NIC device names (mlx5_2 before mlx5_10; unnamed ones after, by leaf); each leaf's
+    // rail is the k most of its links have (the lower on a tie), so one host whose NICs
+    // are named or cabled unlike the rest does not split a rail. Sets `rails` and every
+    // host-to-leaf link's `rail`.
+    void infer_rails();
+    // The rail of a host's link to `leaf`, or -1.
+    int rail_of_leaf(int leaf) const;
 };
+
+// A CA's node description as rdma-ndd sets it by default, "<hostname> <device>" ("dgx-01
+// mlx5_0"), split in its two words; nullopt for any other description (the factory's
+// "MT4123 ConnectX6 Mellanox Technologies", a switch's). The readers name a CA that the
+// GUID map does not name by its host, so that a multi-rail host's CAs are one host.
+struct CaDescription {
+    std::string_view host, device;
+};
+std::optional<CaDescription> parse_ca_description(std::string_view description);
 
 // Slurm's topology.conf, tree form: SwitchName=, Switches=, Nodes=, LinkSpeed= (read as
 // Gb/s per link; links without it get default_gbps). Block form (topology/block, Slurm
@@ -190,9 +213,10 @@ Parsed<Fabric> load_topograph_model(const std::string &path, double default_gbps
 
 // {source, format, max_level, switches: [{name, guid, description, ports, level, down_gbps,
 // up_gbps, oversubscription}], hosts: [{name, guid, description, ports}], links: [{a, b,
-// port_a, port_b, rate, gbps}], nvlink_domains: [{name, nodes, size, parent, gpu_gbps,
-// degraded}], blocks: [{name, nodes, size, domain}], block_sizes}, empty fields left out. Strings
-// are printable ASCII (other bytes become '?'), so dump() never throws.
+// port_a, port_b, rate, gbps, device, rail}], nvlink_domains: [{name, nodes, size, parent,
+// gpu_gbps, degraded}], blocks: [{name, nodes, size, domain}], block_sizes, rails (a count,
+// always), rail_leaves: [[leaf, ...], ...]}, other empty fields left out. Strings are
+// printable ASCII (other bytes become '?'), so dump() never throws.
 void to_json(nlohmann::json &j, const Fabric &f);
 
 }  // namespace slurm_ai
