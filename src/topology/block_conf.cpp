@@ -9,6 +9,7 @@
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
+#include "topology_decls.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -65,7 +66,7 @@ std::vector<FabricBlock> blocks_of(Fabric f) {
 
 }  // namespace
 
-Parsed<std::string> write_block_conf(const Fabric &fabric, const BlockConfStyle &style) {
+Parsed<std::vector<BlockDecl>> declare_blocks(const Fabric &fabric, const BlockConfStyle &style) {
     std::optional<std::regex> pattern;
     if (!style.name_pattern.empty()) {
         try {
@@ -78,34 +79,47 @@ Parsed<std::string> write_block_conf(const Fabric &fabric, const BlockConfStyle 
     }
     const std::string format = ecmascript_format(style.name_format);
 
-    std::string out;
-    if (style.header)
-        out = "# topology.conf for Slurm's topology/block plugin, written by slurm_ai from " +
-              text::printable(fabric.source) + " (" + text::printable(fabric.format) + ")\n";
+    std::vector<BlockDecl> out;
     for (const auto &b : blocks_of(fabric)) {
-        std::vector<std::string> hosts;
+        BlockDecl d;
         for (int h : b.hosts)
-            hosts.push_back(fabric.nodes[static_cast<std::size_t>(h)].name);
-        if (hosts.empty())
+            d.nodes.push_back(fabric.nodes[static_cast<std::size_t>(h)].name);
+        if (d.nodes.empty())
             continue;  // Slurm refuses a block without nodes
-        std::string name = b.name;
+        d.name = b.name;
         std::smatch m;
         try {
-            if (pattern && std::regex_search(hosts.front(), m, *pattern))
-                name = m.format(format);
+            if (pattern && std::regex_search(d.nodes.front(), m, *pattern))
+                d.name = m.format(format);
         } catch (const std::regex_error &e) {  // e.g. error_complexity on a pathological one
             return InputError{"block name pattern", style.name_pattern,
                               std::string("a pattern std::regex can match (") + e.what() + ")", "",
                               0};
         }
-        if (!is_host_name(name) || name.size() > 64)
-            return InputError{"block name", name,
+        if (!is_host_name(d.name) || d.name.size() > 64)
+            return InputError{"block name", d.name,
                               "1 to 64 printable characters without blanks or any of "
                               "[ ] , # = \" ' \\ (from the name pattern and format)",
                               "", 0};
-        if (!b.domain.empty() && b.domain != name)
-            out += "# " + text::printable(name) + "=" + text::printable(b.domain) + "\n";
-        out += "BlockName=" + name + " Nodes=" + compress_hostlist(std::move(hosts)) + "\n";
+        if (b.domain != d.name)
+            d.domain = b.domain;
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+Parsed<std::string> write_block_conf(const Fabric &fabric, const BlockConfStyle &style) {
+    auto blocks = declare_blocks(fabric, style);
+    if (!blocks)
+        return blocks.error();
+    std::string out;
+    if (style.header)
+        out = "# topology.conf for Slurm's topology/block plugin, written by slurm_ai from " +
+              text::printable(fabric.source) + " (" + text::printable(fabric.format) + ")\n";
+    for (auto &b : *blocks) {
+        if (!b.domain.empty())
+            out += "# " + text::printable(b.name) + "=" + text::printable(b.domain) + "\n";
+        out += "BlockName=" + b.name + " Nodes=" + compress_hostlist(std::move(b.nodes)) + "\n";
     }
     const auto &sizes = style.sizes.empty() ? fabric.block_sizes : style.sizes;
     if (!sizes.empty()) {

@@ -18,6 +18,7 @@
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
+#include "topology_decls.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -30,8 +31,6 @@ constexpr std::size_t kSwitchNameMax = 64;
 // Bounds the memory a hostile or mistyped file can take ("Nodes=n[1-999999999]" on many
 // lines); far above any real cluster.
 constexpr std::size_t kMaxNames = std::size_t{1} << 20;
-// The switch that joins the leaf switches a block file's blocks become.
-constexpr const char *kBlockRoot = "block-root";
 
 struct LogicalLine {
     std::string text;
@@ -97,22 +96,6 @@ std::vector<LogicalLine> logical_lines(std::string_view text) {
     return out;
 }
 
-// One SwitchName line, before switch references are resolved.
-struct SwitchDecl {
-    std::string name;
-    int line = 0;
-    std::vector<std::string> nodes;
-    std::vector<std::string> children;
-    std::uint32_t link_speed = 0;  // 0: not given
-};
-
-// One BlockName line, before its hosts are placed.
-struct BlockDecl {
-    std::string name;
-    int line = 0;
-    std::vector<std::string> nodes;
-};
-
 class ConfParser {
   public:
     ConfParser(std::string_view source, double default_gbps)
@@ -123,7 +106,7 @@ class ConfParser {
             if (auto err = parse_line(line))
                 return *err;
         }
-        return build();
+        return build_topology(std::move(decls_), source_, "topology.conf", default_gbps_);
     }
 
   private:
@@ -192,14 +175,7 @@ class ConfParser {
         if (!seen.count("switchname"))
             return error("SwitchName", "", "a SwitchName= on every line", line.line);
 
-        auto [it, inserted] = index_.emplace(decl.name, decls_.size());
-        if (!inserted) {
-            return error("SwitchName", decl.name,
-                         "each switch defined once (first at line " +
-                             std::to_string(decls_[it->second].line) + ")",
-                         line.line);
-        }
-        decls_.push_back(std::move(decl));
+        decls_.switches.push_back(std::move(decl));
         return std::nullopt;
     }
 
@@ -235,12 +211,7 @@ class ConfParser {
                 return error(key, value, "the keys BlockName and Nodes on a BlockName= line", line);
             }
         }
-        for (const auto &b : blocks_)
-            if (b.name == block.name)
-                return error(
-                    "BlockName", block.name,
-                    "each block defined once (first at line " + std::to_string(b.line) + ")", line);
-        blocks_.push_back(std::move(block));
+        decls_.blocks.push_back(std::move(block));
         return std::nullopt;
     }
 
@@ -249,7 +220,7 @@ class ConfParser {
         const std::vector<std::pair<std::string, std::string>> &keys, int line) {
         if (keys.size() != 1)
             return error(keys[1].first, keys[1].second, "BlockSizes= alone on its line", line);
-        if (!block_sizes_.empty())
+        if (!decls_.block_sizes.empty())
             return error(keys[0].first, keys[0].second, "one BlockSizes= line", line);
         std::string_view rest = keys[0].second;
         while (true) {
@@ -265,7 +236,7 @@ class ConfParser {
             if (!ok || n < 1)
                 return error(keys[0].first, keys[0].second,
                              "a comma list of block sizes in nodes, e.g. 8,16,32", line);
-            block_sizes_.push_back(n);
+            decls_.block_sizes.push_back(n);
             if (comma == std::string_view::npos)
                 break;
             rest.remove_prefix(comma + 1);
@@ -316,142 +287,9 @@ class ConfParser {
         return std::nullopt;
     }
 
-    Parsed<Fabric> build() {
-        Fabric fabric;
-        fabric.source = source_;
-        fabric.format = "topology.conf";
-        const int switch_count = static_cast<int>(decls_.size());
-        std::size_t host_refs = 0, child_refs = 0;
-        for (const auto &d : decls_) {
-            host_refs += d.nodes.size();
-            child_refs += d.children.size();
-        }
-        // Keyed by views into decls_, which stays put while the fabric is built; switches
-        // take the first indexes, so an index tells a switch from a host.
-        std::unordered_map<std::string_view, int> node_index;
-        node_index.reserve(decls_.size() + host_refs);
-        fabric.nodes.reserve(decls_.size() + host_refs);
-        fabric.links.reserve(host_refs + child_refs);
-        for (const auto &d : decls_) {
-            FabricNode n;
-            n.name = d.name;
-            n.is_switch = true;
-            node_index.emplace(d.name, static_cast<int>(fabric.nodes.size()));
-            fabric.nodes.push_back(std::move(n));
-        }
-
-        std::unordered_set<std::uint64_t> linked;
-        linked.reserve(host_refs + child_refs);
-        auto link_once = [&](int a, int b) {
-            auto lo = static_cast<std::uint32_t>(std::min(a, b));
-            auto hi = static_cast<std::uint32_t>(std::max(a, b));
-            return linked.insert(std::uint64_t{lo} << 32 | hi).second;
-        };
-        for (int sw = 0; sw < switch_count; ++sw) {
-            const auto &d = decls_[static_cast<std::size_t>(sw)];
-            LinkRate rate;
-            rate.width = 0;
-            rate.gbps = d.link_speed > 0 ? d.link_speed : default_gbps_;
-
-            for (const auto &child : d.children) {
-                auto it = node_index.find(child);
-                if (it == node_index.end() || it->second >= switch_count) {
-                    return error("Switches", child,
-                                 "the name of a switch defined on a SwitchName= line", d.line);
-                }
-                if (it->second == sw)
-                    return error("Switches", child, "switches other than itself", d.line);
-                // A pair that lists each other (X5.topology.conf does) is one adjacency.
-                if (link_once(sw, it->second))
-                    fabric.links.push_back({sw, it->second, 0, 0, rate});
-            }
-            for (const auto &host : d.nodes) {
-                auto [it, added] = node_index.emplace(host, static_cast<int>(fabric.nodes.size()));
-                if (it->second < switch_count)
-                    return error("Nodes", host, "node names, not the name of a switch", d.line);
-                if (added) {
-                    FabricNode n;
-                    n.name = host;
-                    fabric.nodes.push_back(std::move(n));
-                }
-                if (link_once(sw, it->second))
-                    fabric.links.push_back({sw, it->second, 0, 0, rate});
-            }
-        }
-        if (auto err = build_blocks(fabric, node_index, link_once))
-            return *err;
-        fabric.block_sizes = block_sizes_;
-        fabric.index_links();
-        fabric.infer_levels();
-        return fabric;
-    }
-
-    // Blocks become leaf switches under one root, unless the file has a tree already.
-    template <typename LinkOnce>
-    std::optional<InputError> build_blocks(Fabric &fabric,
-                                           std::unordered_map<std::string_view, int> &node_index,
-                                           LinkOnce &link_once) const {
-        const bool as_tree = decls_.empty() && !blocks_.empty();
-        LinkRate rate;
-        rate.width = 0;
-        rate.gbps = default_gbps_;
-        rate.assumed = true;
-        // Names are views into blocks_ (or the constant): node_index keeps them.
-        auto add_switch = [&](std::string_view name) -> std::optional<int> {
-            auto [it, added] = node_index.emplace(name, static_cast<int>(fabric.nodes.size()));
-            if (!added)
-                return std::nullopt;
-            FabricNode n;
-            n.name = std::string(name);
-            n.is_switch = true;
-            fabric.nodes.push_back(std::move(n));
-            return it->second;
-        };
-        std::optional<int> root;
-        if (as_tree && blocks_.size() > 1) {
-            root = add_switch(std::string_view(kBlockRoot));
-            if (!root)
-                return error("BlockName", kBlockRoot,
-                             "a name other than " + std::string(kBlockRoot), 0);
-        }
-        std::unordered_set<std::string_view> in_block;
-        for (const auto &b : blocks_) {
-            std::optional<int> sw;
-            if (as_tree) {
-                sw = add_switch(b.name);
-                if (!sw)
-                    return error("BlockName", b.name, "a name no host or switch has", b.line);
-                if (root)
-                    fabric.links.push_back({*root, *sw, 0, 0, rate});
-            }
-            FabricBlock block;
-            block.name = b.name;
-            for (const auto &host : b.nodes) {
-                if (!in_block.insert(host).second)
-                    return error("Nodes", host, "each node in one block", b.line);
-                auto [it, added] = node_index.emplace(host, static_cast<int>(fabric.nodes.size()));
-                if (!added && fabric.nodes[static_cast<std::size_t>(it->second)].is_switch)
-                    return error("Nodes", host, "node names, not the name of a switch", b.line);
-                if (added) {
-                    FabricNode n;
-                    n.name = host;
-                    fabric.nodes.push_back(std::move(n));
-                }
-                if (sw && link_once(*sw, it->second))
-                    fabric.links.push_back({*sw, it->second, 0, 0, rate});
-                block.hosts.push_back(it->second);
-            }
-            fabric.blocks.push_back(std::move(block));
-        }
-        return std::nullopt;
-    }
-
     std::string source_;
     double default_gbps_;
-    std::vector<BlockDecl> blocks_;
-    std::vector<int> block_sizes_;
-    std::vector<SwitchDecl> decls_;
-    std::unordered_map<std::string, std::size_t> index_;
+    TopologyDecls decls_;
     std::size_t names_ = 0;
 };
 
@@ -475,13 +313,12 @@ std::string write_topology_conf(const Fabric &fabric) {
     return write_topology_conf(fabric, TopologyConfStyle{});
 }
 
-std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &style) {
+std::vector<SwitchDecl> declare_tree(const Fabric &fabric, bool level_names) {
     Fabric f = fabric;
     f.index_links();
     f.infer_levels();
 
-    // Slurm builds its tree from Switches=, so each switch names only the switches below
-    // it; (level, node index) orders them totally, so no two switches name each other.
+    // (level, node index) orders the switches totally, so no two name each other.
     auto below = [&](int upper, int lower) {
         const auto &u = f.nodes[static_cast<std::size_t>(upper)];
         const auto &l = f.nodes[static_cast<std::size_t>(lower)];
@@ -492,7 +329,7 @@ std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &s
     for (std::size_t i = 0; i < f.nodes.size(); ++i)
         name[i] = f.nodes[i].name;
     std::vector<int> order = f.switches();
-    if (style.level_names) {
+    if (level_names) {
         // Level 1 = leaves; a switch no path joins to a leaf is level 0.
         std::map<int, int> counted;
         for (int sw : order) {
@@ -506,13 +343,12 @@ std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &s
         });
     }
 
-    std::string out;
-    if (style.header)
-        out = "# topology.conf for Slurm's topology/tree plugin, written by slurm_ai from " +
-              printable(f.source) + " (" + printable(f.format) + ")\n";
+    std::vector<SwitchDecl> out;
     for (int sw : order) {
-        std::vector<std::string> hosts;
-        std::vector<std::string> children;
+        SwitchDecl d;
+        d.name = name[static_cast<std::size_t>(sw)];
+        if (level_names)
+            d.was = f.nodes[static_cast<std::size_t>(sw)].name;
         std::set<int> listed;
         double rate = -1;
         bool one_rate = true;
@@ -525,23 +361,34 @@ std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &s
             if (o.is_switch && !below(sw, other))
                 continue;
             if (listed.insert(other).second)
-                (o.is_switch ? children : hosts).push_back(name[static_cast<std::size_t>(other)]);
+                (o.is_switch ? d.children : d.nodes)
+                    .push_back(name[static_cast<std::size_t>(other)]);
             if ((rate >= 0 && rate != l.rate.gbps) || l.rate.assumed)
                 one_rate = false;
             rate = l.rate.gbps;
         }
-
-        const std::string &own = name[static_cast<std::size_t>(sw)];
-        if (style.level_names)
-            out += "# " + own + "=" + printable(f.nodes[static_cast<std::size_t>(sw)].name) + "\n";
-        out += "SwitchName=";
-        out += own;
-        if (!children.empty())
-            out += " Switches=" + compress_hostlist(std::move(children));
-        if (!hosts.empty())
-            out += " Nodes=" + compress_hostlist(std::move(hosts));
         if (one_rate && rate >= 0.5 && rate < 4294967295.5)
-            out += " LinkSpeed=" + std::to_string(std::llround(rate));
+            d.link_speed = static_cast<std::uint32_t>(std::llround(rate));
+        out.push_back(std::move(d));
+    }
+    return out;
+}
+
+std::string write_topology_conf(const Fabric &fabric, const TopologyConfStyle &style) {
+    std::string out;
+    if (style.header)
+        out = "# topology.conf for Slurm's topology/tree plugin, written by slurm_ai from " +
+              printable(fabric.source) + " (" + printable(fabric.format) + ")\n";
+    for (auto &d : declare_tree(fabric, style.level_names)) {
+        if (!d.was.empty())
+            out += "# " + d.name + "=" + printable(d.was) + "\n";
+        out += "SwitchName=" + d.name;
+        if (!d.children.empty())
+            out += " Switches=" + compress_hostlist(std::move(d.children));
+        if (!d.nodes.empty())
+            out += " Nodes=" + compress_hostlist(std::move(d.nodes));
+        if (d.link_speed > 0)
+            out += " LinkSpeed=" + std::to_string(d.link_speed);
         out += '\n';
     }
     return out;

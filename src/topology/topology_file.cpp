@@ -14,8 +14,9 @@
 namespace slurm_ai {
 
 std::string_view to_string(TopologyFileKind k) {
-    static constexpr std::string_view kNames[] = {"hwloc-xml", "nccl-xml", "topology.conf",
-                                                  "ibnetdiscover", "topograph-model"};
+    static constexpr std::string_view kNames[] = {"hwloc-xml",       "nccl-xml",
+                                                  "topology.conf",   "ibnetdiscover",
+                                                  "topograph-model", "topology.yaml"};
     return enum_name(k, kNames);
 }
 
@@ -62,12 +63,14 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
         // topograph's model: a YAML mapping whose first key is one of its sections.
         if (l.starts_with("switches:") || l.starts_with("blocks:"))
             return TopologyFileKind::kTopographModel;
+        if (l.starts_with("- topology:") || l.starts_with("-   topology:"))
+            return TopologyFileKind::kTopologyYaml;
         if (l.starts_with("vendid=") || l.starts_with("Switch") || l.starts_with("Ca") ||
             l.starts_with("Hca") || l.starts_with("caguid=") || l.starts_with("switchguid="))
             return TopologyFileKind::kIbnetdiscover;
         return InputError{"content", std::string(l.substr(0, 40)),
-                          "hwloc XML, NCCL topology XML, topology.conf, ibnetdiscover output or a "
-                          "topograph model",
+                          "hwloc XML, NCCL topology XML, topology.conf, topology.yaml, "
+                          "ibnetdiscover output or a topograph model",
                           std::string(source), line};
     }
     return InputError{"content", "", "a non-empty topology file", std::string(source), 0};
@@ -96,6 +99,8 @@ Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *
             return wrap(parse_ibnetdiscover(text.value(), path, map));
         case TopologyFileKind::kTopographModel:
             return wrap(parse_topograph_model(text.value(), path));
+        case TopologyFileKind::kTopologyYaml:
+            return wrap(parse_topology_yaml(text.value(), path));
     }
     return InputError{"file", path, "a topology file", path, 0};
 }

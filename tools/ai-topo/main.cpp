@@ -125,15 +125,21 @@ int cmd_convert(const std::string &input, const std::string &map_path, const std
                         input)};
     const auto &fabric = std::get<Fabric>(file);
     std::string conf;
+    BlockConfStyle blocks;
+    blocks.header = !args.no_header;
+    if (args.block_name.size() == 2) {
+        blocks.name_pattern = args.block_name[0];
+        blocks.name_format = args.block_name[1];
+    }
+    blocks.sizes = args.block_sizes;
     if (args.to == "block") {
-        BlockConfStyle style;
+        conf = take(write_block_conf(fabric, blocks));
+    } else if (args.to == "yaml") {
+        TopologyYamlStyle style;
         style.header = !args.no_header;
-        if (args.block_name.size() == 2) {
-            style.name_pattern = args.block_name[0];
-            style.name_format = args.block_name[1];
-        }
-        style.sizes = args.block_sizes;
-        conf = take(write_block_conf(fabric, style));
+        style.level_names = args.switch_names == "levels";
+        style.blocks = blocks;
+        conf = take(write_topology_yaml(fabric, style));
     } else {
         TopologyConfStyle style;
         style.header = !args.no_header;
@@ -293,27 +299,34 @@ int main(int argc, char **argv) {
 
     std::string input;
     ConvertArgs conv;
-    auto *convert = app.add_subcommand(
-        "convert",
-        "A fabric (ibnetdiscover, topology.conf, topograph model) -> Slurm topology.conf");
-    convert->add_option("input", input, "ibnetdiscover output, topology.conf or a topograph model")
+    auto *convert = app.add_subcommand("convert",
+                                       "A fabric (ibnetdiscover, topology.conf or .yaml, topograph "
+                                       "model) -> Slurm topology.conf or "
+                                       "topology.yaml");
+    convert
+        ->add_option("input", input,
+                     "ibnetdiscover output, topology.conf, topology.yaml or a topograph model")
         ->required()
         ->check(CLI::ExistingFile);
     convert->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
-    convert->add_option("--to", conv.to, "topology/tree's form or topology/block's")
-        ->check(CLI::IsMember({"tree", "block"}))
+    convert
+        ->add_option("--to", conv.to,
+                     "topology.conf for topology/tree or topology/block, or Slurm 25.05's "
+                     "topology.yaml with both")
+        ->check(CLI::IsMember({"tree", "block", "yaml"}))
         ->capture_default_str();
     convert
-        ->add_option("--switch-names", conv.switch_names,
-                     "tree: the fabric's switch names, or switch.<level>.<n> (leaves level 1)")
+        ->add_option(
+            "--switch-names", conv.switch_names,
+            "tree, yaml: the fabric's switch names, or switch.<level>.<n> (leaves level 1)")
         ->check(CLI::IsMember({"model", "levels"}))
         ->capture_default_str();
     convert
         ->add_option("--block-name", conv.block_name,
-                     "block: REGEX FORMAT, a block named by its first host's match of REGEX "
+                     "block, yaml: REGEX FORMAT, a block named by its first host's match of REGEX "
                      "written as FORMAT ($1 or ${1} for a group)")
         ->expected(2);
-    convert->add_option("--block-sizes", conv.block_sizes, "block: BlockSizes=, e.g. 8,16,32")
+    convert->add_option("--block-sizes", conv.block_sizes, "block, yaml: BlockSizes=, e.g. 8,16,32")
         ->delimiter(',')
         ->check(CLI::PositiveNumber);
     convert->add_flag("--no-header", conv.no_header, "No first comment line naming the source");

@@ -174,6 +174,30 @@ struct BlockConfStyle {
 // switches. A Parsed error names a pattern that is no regular expression.
 Parsed<std::string> write_block_conf(const Fabric &fabric, const BlockConfStyle &style);
 
+// Slurm 25.05's topology.yaml: a list of topologies, each `topology: NAME`, an optional
+// `cluster_default: true|false` and one of `tree: {switches: [{switch, children, nodes}]}`,
+// `block: {block_sizes: [...], blocks: [{block, nodes}]}` or `flat: true`; nodes and
+// children are hostlists (or lists of them). Read: the topology named `topology`, or else
+// the tree and the block topology Slurm would use by default (of each kind the first with
+// cluster_default: true, else the first), together, as a topology.conf with both forms.
+// Unknown keys, a topology with no or two kinds, and what topology.conf refuses are errors
+// naming the line and the field ("<topology>.tree.switch", ...).
+Parsed<Fabric> parse_topology_yaml(std::string_view text, std::string_view source,
+                                   double default_gbps = 100.0, std::string_view topology = {});
+Parsed<Fabric> load_topology_yaml(const std::string &path, double default_gbps = 100.0,
+                                  std::string_view topology = {});
+
+// What write_topology_yaml() writes: a topology "tree" (cluster_default, the switches as
+// write_topology_conf() writes them, level_names as there) where the fabric has switches,
+// and a topology "block" (the blocks as write_block_conf() writes them, named by `blocks`)
+// where it has blocks or NVLink domains; "flat" where it has neither.
+struct TopologyYamlStyle {
+    bool header = true;
+    bool level_names = false;
+    BlockConfStyle blocks;
+};
+Parsed<std::string> write_topology_yaml(const Fabric &fabric, const TopologyYamlStyle &style);
+
 // GUID-to-hostname map, one "NAME HOSTNAME" per line, '#' comments. NAME is an
 // ibnetdiscover node name ("H-0002c90300080e84") or a bare GUID ("0x0002c9..." or hex).
 using GuidMap = std::map<std::string, std::string>;  // key: 16 lowercase hex digits

@@ -12,16 +12,24 @@
 
 namespace slurm_ai {
 
-enum class TopologyFileKind { kHwlocXml, kNcclXml, kTopologyConf, kIbnetdiscover, kTopographModel };
+enum class TopologyFileKind {
+    kHwlocXml,
+    kNcclXml,
+    kTopologyConf,
+    kIbnetdiscover,
+    kTopographModel,
+    kTopologyYaml
+};
 std::string_view to_string(TopologyFileKind k);
 
 // Looks at the first non-comment content: <topology> (hwloc), <system> (NCCL), a
 // SwitchName=, BlockName= or BlockSizes= line (topology.conf), Switch/Ca/vendid= lines
-// (ibnetdiscover), or a switches: or blocks: key (topograph's model YAML).
+// (ibnetdiscover), a switches: or blocks: key (topograph's model YAML), or a
+// "- topology:" item (Slurm's topology.yaml).
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source);
 
 using TopologyFile = std::variant<NodeTopology, Fabric>;
-// Reads and parses a file of any of the five kinds; the map applies to ibnetdiscover.
+// Reads and parses a file of any of the six kinds; the map applies to ibnetdiscover.
 Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map = nullptr);
 
 }  // namespace slurm_ai
