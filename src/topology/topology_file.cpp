@@ -65,12 +65,14 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
             return TopologyFileKind::kTopographModel;
         if (l.starts_with("- topology:") || l.starts_with("-   topology:"))
             return TopologyFileKind::kTopologyYaml;
+        if (looks_like_clos_csv(l))
+            return TopologyFileKind::kClosCsv;
         if (l.starts_with("vendid=") || l.starts_with("Switch") || l.starts_with("Ca") ||
             l.starts_with("Hca") || l.starts_with("caguid=") || l.starts_with("switchguid="))
             return TopologyFileKind::kIbnetdiscover;
         return InputError{"content", std::string(l.substr(0, 40)),
                           "hwloc XML, NCCL topology XML, topology.conf, topology.yaml, "
-                          "ibnetdiscover output or a topograph model",
+                          "ibnetdiscover output, a topograph model or a host,switch,... CSV",
                           std::string(source), line};
     }
     return InputError{"content", "", "a non-empty topology file", std::string(source), 0};
@@ -101,6 +103,8 @@ Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *
             return wrap(parse_topograph_model(text.value(), path));
         case TopologyFileKind::kTopologyYaml:
             return wrap(parse_topology_yaml(text.value(), path));
+        case TopologyFileKind::kClosCsv:
+            return wrap(parse_clos_csv(text.value(), path));
     }
     return InputError{"file", path, "a topology file", path, 0};
 }

@@ -198,6 +198,18 @@ struct TopologyYamlStyle {
 };
 Parsed<std::string> write_topology_yaml(const Fabric &fabric, const TopologyYamlStyle &style);
 
+// A Clos fabric host by host: a CSV whose header names the host column and then the switch
+// columns from the top level down (Alibaba's Lingjun topo.csv: ip,DSW,PSW,ASW), one row per
+// host. A switch column whose names repeat under different parents (Lingjun's ToRs) names
+// its switches "<parent>-<name>". Links get default_gbps (LinkRate::assumed). Errors name
+// the column, the value and the line: a row with another number of values, a host on two
+// rows, a name a host and a switch share.
+Parsed<Fabric> parse_clos_csv(std::string_view text, std::string_view source,
+                              double default_gbps = 100.0);
+Parsed<Fabric> load_clos_csv(const std::string &path, double default_gbps = 100.0);
+// Whether a file's first line is such a header (2 to 16 comma-separated identifiers).
+bool looks_like_clos_csv(std::string_view first_line);
+
 // GUID-to-hostname map, one "NAME HOSTNAME" per line, '#' comments. NAME is an
 // ibnetdiscover node name ("H-0002c90300080e84") or a bare GUID ("0x0002c9..." or hex).
 using GuidMap = std::map<std::string, std::string>;  // key: 16 lowercase hex digits

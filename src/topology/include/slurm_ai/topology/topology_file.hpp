@@ -18,18 +18,20 @@ enum class TopologyFileKind {
     kTopologyConf,
     kIbnetdiscover,
     kTopographModel,
-    kTopologyYaml
+    kTopologyYaml,
+    kClosCsv
 };
 std::string_view to_string(TopologyFileKind k);
 
 // Looks at the first non-comment content: <topology> (hwloc), <system> (NCCL), a
 // SwitchName=, BlockName= or BlockSizes= line (topology.conf), Switch/Ca/vendid= lines
 // (ibnetdiscover), a switches: or blocks: key (topograph's model YAML), or a
-// "- topology:" item (Slurm's topology.yaml).
+// "- topology:" item (Slurm's topology.yaml), or a CSV header of identifiers (a Clos
+// fabric host by host, looks_like_clos_csv()).
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source);
 
 using TopologyFile = std::variant<NodeTopology, Fabric>;
-// Reads and parses a file of any of the six kinds; the map applies to ibnetdiscover.
+// Reads and parses a file of any of the seven kinds; the map applies to ibnetdiscover.
 Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map = nullptr);
 
 }  // namespace slurm_ai
