@@ -114,8 +114,42 @@ hosts_of_fabric() {  # the host names of the shared fabric, one per line
 make_seeds() {  # make_seeds TARGET DIR: writes the seeds made from ../shared/data
     local t=$1 d=$2 line name value i opt
     case $t in
-        topology_conf) seed_files "$d" "$data"/fabric/*.topology.conf tests/inputs/*.topology.conf ;;
-        ibnetdiscover) seed_files "$d" "$data"/fabric/*.topofile ;;
+        topology_conf)
+            seed_files "$d" "$data"/fabric/*.topology.conf tests/inputs/*.topology.conf \
+                "$data"/fabric/topograph/expected.*.conf ;;
+        topology_yaml)  # topograph's expected tree and block configs as one topology.yaml
+            python3 - "$data"/fabric/topograph/expected.slinky-oci-sim-tree.conf \
+                "$data"/fabric/topograph/expected.slinky-dra-block.conf <<'PY' | seed "$d"
+import re, sys
+tree, block = (open(p).read().splitlines() for p in sys.argv[1:3])
+out = ["- topology: tree", "  cluster_default: true", "  tree:", "    switches:"]
+for line in tree:
+    kv = dict(re.findall(r"(\w+)=(\S+)", line))
+    if "SwitchName" in kv:
+        out.append("      - switch: " + kv["SwitchName"])
+        if "Switches" in kv:
+            out.append("        children: " + kv["Switches"])
+        if "Nodes" in kv:
+            out.append("        nodes: " + kv["Nodes"])
+out += ["- topology: block", "  block:"]
+blocks = []
+for line in block:
+    kv = dict(re.findall(r"(\w+)=(\S+)", line))
+    if "BlockSizes" in kv:
+        out.append("    block_sizes: [" + ", ".join(kv["BlockSizes"].split(",")) + "]")
+    elif "BlockName" in kv:
+        blocks += ["      - block: " + kv["BlockName"], "        nodes: " + kv["Nodes"]]
+print("\n".join(out + ["    blocks:"] + blocks))
+PY
+            ;;
+        topograph_model) seed_files "$d" "$data"/fabric/topograph/*.yaml ;;
+        clos_csv)  # Lingjun's topo.csv whole, and its first 40 hosts
+            seed_files "$d" "$data"/fabric/lingjun-topo.csv
+            head -n 41 "$data"/fabric/lingjun-topo.csv | seed "$d" ;;
+        ibnetdiscover)  # X5 whole; of example.out (300 KB) its first switches and its CAs
+            seed_files "$d" "$data"/fabric/*.topofile
+            sed -n '1,400p' "$data"/fabric/topograph/example.out | seed "$d"
+            awk '/^Ca/ {n++} n > 0 && n <= 40' "$data"/fabric/topograph/example.out | seed "$d" ;;
         guid_map) seed_files "$d" "$data"/fabric/*.map ;;
         hwloc_xml) seed_files "$d" "$data"/hwloc/*.xml ;;
         nccl_topo) seed_files "$d" "$data"/nccl-topo/*.xml tests/inputs/*.xml ;;

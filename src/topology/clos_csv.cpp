@@ -142,6 +142,11 @@ Parsed<Fabric> parse_clos_csv(std::string_view text, std::string_view source, do
         int parent = -1;
         for (std::size_t c = 0; c < levels; ++c) {
             std::string name = qualified[c] ? r.path[c - 1] + "-" + r.path[c] : r.path[c];
+            if (name.size() > kNameMax)  // Slurm's limit on a switch name
+                return error(columns[c + 1], name,
+                             "a switch name of at most 64 characters, its parent's name and '-' "
+                             "included (this column repeats names under different parents)",
+                             r.line);
             auto [it, fresh] = index.emplace(name, static_cast<int>(fabric.nodes.size()));
             if (fresh) {
                 FabricNode n;

@@ -202,9 +202,10 @@ setup_gang() {
     done
     for id in "${GANG[@]}"; do wait_state "$id" PENDING 10; done
     # The barrier's reason appears at the next scheduling pass, on the members Slurm
-    # considers (those behind them wait with Reason=Priority).
+    # considers (those behind them wait with Reason=Priority); a pass that ran before the
+    # third member was submitted says "2 of 3 members submitted" until the next one.
     for _ in $(seq 60); do
-        [[ $(system_comment "${GANG[0]}") == *"gang faultgang"* ]] && break
+        [[ $(system_comment "${GANG[0]}") == *"gang faultgang: all 3 members pending"* ]] && break
         sleep 0.5
     done
     expect_contains "SystemComment of gang member ${GANG[0]} before the kill" \

@@ -1,5 +1,6 @@
 // parse_topology_conf on arbitrary bytes; whatever it accepts must survive
-// write_topology_conf and read back with the same switches and hosts.
+// write_topology_conf and read back with the same switches, and write_topology_yaml (tree
+// and blocks together) with the same switches and hosts; fuzz_topology_yaml checks blocks.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -23,8 +24,15 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     (void)j.dump();
     auto again = slurm_ai::parse_topology_conf(slurm_ai::write_topology_conf(fabric.value()),
                                                "written.conf");
-    if (!again.ok() || again->switches().size() != fabric->switches().size() ||
-        again->hosts().size() != fabric->hosts().size())
+    if (!again.ok() || again->switches().size() != fabric->switches().size())
+        __builtin_trap();
+    // A host only in a block is on no switch, so only topology.yaml (both forms) keeps it.
+    auto yaml = slurm_ai::write_topology_yaml(fabric.value(), slurm_ai::TopologyYamlStyle{});
+    if (!yaml.ok())
+        __builtin_trap();
+    auto both = slurm_ai::parse_topology_yaml(yaml.value(), "written.yaml");
+    if (!both.ok() || both->switches().size() != fabric->switches().size() ||
+        both->hosts().size() != fabric->hosts().size())
         __builtin_trap();
     return 0;
 }

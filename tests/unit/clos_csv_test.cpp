@@ -82,6 +82,10 @@ TEST_CASE("Clos CSV: bad rows are refused with the column, the value and the lin
              Case{"ip,DSW,PSW,ASW\nh 1,G6,P8,S1\n", "ip", "h 1", 2},
              Case{"ip,DSW,PSW,ASW\nh1,G6,,S1\n", "PSW", "", 2},
              Case{"ip,DSW,PSW,ASW\nh1,G6,P8,S1\nS1,G6,P8,S2\n", "ip", "S1", 3},
+             Case{"ip,DSW,PSW,ASW\nh1,G6,P8,S1\nh2,G6,P10,"
+                  "S1234567890123456789012345678901234567890123456789012345678901\n"
+                  "h3,G6,P8,S1234567890123456789012345678901234567890123456789012345678901\n",
+                  "ASW", "P10-S1234567890123456789012345678901234567890123456789012345678901", 3},
              Case{"ip,DSW\n", "header", "", 0},
          }) {
         INFO(c.text);
