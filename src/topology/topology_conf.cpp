@@ -116,6 +116,26 @@ class ConfParser {
                           std::string(source_), line};
     }
 
+    // A Nodes= or Switches= hostlist into `out`, counting names against the file's limit.
+    std::optional<InputError> expand(const std::string &key, const std::string &value, int line,
+                                     std::vector<std::string> &out) {
+        auto names = expand_hostlist(value, key, kMaxNames);
+        if (!names) {
+            auto err = names.error();
+            err.source = source_;
+            err.line = line;
+            return err;
+        }
+        names_ += names->size();
+        if (names_ > kMaxNames)
+            return error(key, value,
+                         "at most " + std::to_string(kMaxNames) +
+                             " names in the Nodes= and Switches= of one file",
+                         line);
+        out = std::move(names).value();
+        return std::nullopt;
+    }
+
     std::optional<InputError> parse_line(const LogicalLine &line) {
         const std::string &t = line.text;
         std::size_t i = 0;
@@ -194,19 +214,8 @@ class ConfParser {
                                  line);
                 block.name = value;
             } else if (k == "nodes") {
-                auto names = expand_hostlist(value, key, kMaxNames);
-                if (!names) {
-                    auto err = names.error();
-                    err.source = source_;
-                    err.line = line;
+                if (auto err = expand(key, value, line, block.nodes))
                     return err;
-                }
-                names_ += names->size();
-                if (names_ > kMaxNames)
-                    return error(key, value,
-                                 "at most " + std::to_string(kMaxNames) + " node names in one file",
-                                 line);
-                block.nodes = std::move(names).value();
             } else {
                 return error(key, value, "the keys BlockName and Nodes on a BlockName= line", line);
             }
@@ -255,21 +264,8 @@ class ConfParser {
             }
             decl.name = value;
         } else if (k == "nodes" || k == "switches") {
-            auto names = expand_hostlist(value, key, kMaxNames);
-            if (!names) {
-                auto err = names.error();
-                err.source = source_;
-                err.line = line;
+            if (auto err = expand(key, value, line, k == "nodes" ? decl.nodes : decl.children))
                 return err;
-            }
-            names_ += names->size();
-            if (names_ > kMaxNames) {
-                return error(key, value,
-                             "at most " + std::to_string(kMaxNames) +
-                                 " node and switch names in Nodes= and Switches= of one file",
-                             line);
-            }
-            (k == "nodes" ? decl.nodes : decl.children) = std::move(names).value();
         } else {  // linkspeed: Slurm reads an unsigned 32-bit integer
             std::uint64_t speed = 0;
             bool ok = !value.empty() && value.size() <= 10;

@@ -266,15 +266,7 @@ std::string scalar(std::string_view s) {
                           c == '.' || c == '[' || c == ']' || c == ',');
     const std::string low = text::lower(s);
     plain = plain && std::find(std::begin(kWords), std::end(kWords), low) == std::end(kWords);
-    if (plain)
-        return std::string(s);
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
+    return plain ? std::string(s) : text::quoted(s);
 }
 
 }  // namespace

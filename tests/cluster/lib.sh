@@ -106,6 +106,25 @@ resv_fields() {
         grep -o '\(NodeCnt\|CoreCnt\|Flags\|PartitionName\)=[^ ]*' | tr '\n' ' '
 }
 
+# side_by_side NAME: a scratch directory $base for two clusters of the same shape, the
+# suite's (A, in $base/suite) and stock's (B, in $base/stock), both taken down and the
+# directory removed on exit; CONF[A|B] are their slurm.conf, and `on A|B CMD...` runs a
+# client command against one of them.
+side_by_side() {
+    base=$(mktemp -d "/tmp/slurm-ai-$1.XXXXXX")
+    chmod 755 "$base"
+    declare -gA CONF=([A]=$base/suite/etc/slurm.conf [B]=$base/stock/etc/slurm.conf)
+    trap _side_by_side_down EXIT
+}
+_side_by_side_down() {
+    local top
+    top=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+    "$top/tools/minicluster" down --dir "$base/suite" >/dev/null 2>&1 || true
+    "$top/tools/minicluster" down --dir "$base/stock" >/dev/null 2>&1 || true
+    rm -rf "$base"
+}
+on() { local c=$1; shift; SLURM_CONF=${CONF[$c]} "$@"; }
+
 pass() {
     echo "PASS [$TEST_NAME]${1:+: $1}"
 }

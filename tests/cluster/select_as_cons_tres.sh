@@ -17,17 +17,8 @@ t0=$SECONDS
 alias_dir=$SLURM_AI_PLUGIN_DIR/as-cons-tres
 [ -f "$alias_dir/select_cons_tres.so" ] || fail "no as-cons-tres build at $alias_dir"
 
-base=$(mktemp -d /tmp/slurm-ai-alias.XXXXXX)
-chmod 755 "$base"
-declare -A CONF=([A]=$base/suite/etc/slurm.conf [B]=$base/stock/etc/slurm.conf)
+side_by_side alias
 declare -A LABEL=([A]="suite cluster (as select/cons_tres)" [B]="stock cluster (select/cons_tres)")
-cleanup() {
-    "$repo/tools/minicluster" down --dir "$base/suite" >/dev/null 2>&1 || true
-    "$repo/tools/minicluster" down --dir "$base/stock" >/dev/null 2>&1 || true
-    rm -rf "$base"
-}
-trap cleanup EXIT
-on() { local c=$1; shift; SLURM_CONF=${CONF[$c]} "$@"; }
 
 "$repo/tools/minicluster" up --dir "$base/suite" --nodes 4 \
     --plugin-dir "$alias_dir:$SLURM_AI_PLUGIN_DIR" --select select/cons_tres \

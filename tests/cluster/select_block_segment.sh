@@ -17,18 +17,9 @@ if ! slurm_at_least 23 11; then
 fi
 t0=$SECONDS
 
-base=$(mktemp -d /tmp/slurm-ai-block.XXXXXX)
-chmod 755 "$base"
-declare -A CONF=([A]=$base/suite/etc/slurm.conf [B]=$base/stock/etc/slurm.conf)
+side_by_side block
 declare -A LABEL=([A]="suite cluster (select/ai_cons_tres, topology/block)"
                   [B]="stock cluster (select/cons_tres, topology/block)")
-cleanup() {
-    "$repo/tools/minicluster" down --dir "$base/suite" >/dev/null 2>&1 || true
-    "$repo/tools/minicluster" down --dir "$base/stock" >/dev/null 2>&1 || true
-    rm -rf "$base"
-}
-trap cleanup EXIT
-on() { local c=$1; shift; SLURM_CONF=${CONF[$c]} "$@"; }
 
 # The engine's fabric: the blocks as leaf switches under one spine.
 printf '%s\n' "SwitchName=leaf1 Nodes=n[1-4]" "SwitchName=leaf2 Nodes=n[5-8]" \

@@ -54,7 +54,6 @@ declare -A CONF=([A]=$MINICLUSTER_DIR/etc/slurm.conf [B]=$second/etc/slurm.conf)
 declare -A JOBCOMP=([A]=$MINICLUSTER_DIR/log/jobcomp.log [B]=$second/log/jobcomp.log)
 declare -A LABEL=([A]="suite cluster $name_a ($sel_a)"
                   [B]="stock cluster $name_b (select/cons_tres)")
-on() { local c=$1; shift; SLURM_CONF=${CONF[$c]} "$@"; }
 
 # same KIND WHAT VALUE_A VALUE_B: every comparison ends here.
 same() {

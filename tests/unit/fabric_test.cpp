@@ -527,7 +527,7 @@ TEST_CASE("topology.conf rejects bad input naming file line and field", "[fabric
              Case{"SwitchName=a[1-2]\n", "SwitchName", 1, "switch name"},
              Case{"SwitchName=\n", "SwitchName", 1, "switch name"},
              Case{"SwitchName=a Nodes=n[1-600000]\nSwitchName=b Nodes=m[1-600000]\n", "Nodes", 2,
-                  "names in Nodes= and Switches= of one file"},
+                  "names in the Nodes= and Switches= of one file"},
          }) {
         auto r = parse_topology_conf(c.text, "test.conf");
         INFO(c.text);

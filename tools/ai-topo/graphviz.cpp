@@ -13,32 +13,20 @@
 #include <fmt/format.h>
 
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 #include "summary.hpp"
 
 extern char **environ;
 
 namespace slurm_ai::cli {
-namespace {
-
-std::string quote(const std::string &s) {
-    std::string out = "\"";
-    for (char c : s) {
-        if (c == '"' || c == '\\')
-            out += '\\';
-        out += c;
-    }
-    return out + "\"";
-}
-
-}  // namespace
 
 std::string node_to_dot(const NodeTopology &t) {
     std::string out =
         "graph host {\n  graph [fontname=Helvetica, rankdir=TB, label=" +
-        quote((t.hostname.empty() ? std::filesystem::path(t.source).filename().string()
-                                  : t.hostname) +
-              fmt::format(": {} GPUs, {} NICs, {} NUMA nodes", t.gpus.size(), t.nics.size(),
-                          t.numa_nodes.size())) +
+        text::quoted((t.hostname.empty() ? std::filesystem::path(t.source).filename().string()
+                                         : t.hostname) +
+                     fmt::format(": {} GPUs, {} NICs, {} NUMA nodes", t.gpus.size(), t.nics.size(),
+                                 t.numa_nodes.size())) +
         ", labelloc=t];\n  node [fontname=Helvetica, shape=box, style=filled];\n"
         "  edge [fontname=Helvetica, fontsize=10];\n";
     // Devices grouped by NUMA node; devices of unknown NUMA go outside any cluster.
@@ -49,14 +37,14 @@ std::string node_to_dot(const NodeTopology &t) {
         const auto &g = t.gpus[i];
         numa_body[g.numa_node] +=
             fmt::format("    gpu{} [label={}, fillcolor=\"#b7e1a1\"];\n", i,
-                        quote(fmt::format("GPU {}\n{}\n{}", i, g.model.empty() ? "GPU" : g.model,
-                                          g.pci_busid)));
+                        text::quoted(fmt::format("GPU {}\n{}\n{}", i,
+                                                 g.model.empty() ? "GPU" : g.model, g.pci_busid)));
     }
     for (std::size_t i = 0; i < t.nics.size(); ++i) {
         const auto &n = t.nics[i];
         numa_body[n.numa_node] +=
             fmt::format("    nic{} [label={}, fillcolor=\"#f9c98b\"];\n", i,
-                        quote(fmt::format("{} ({})\n{}", n.name, n.kind, n.pci_busid)));
+                        text::quoted(fmt::format("{} ({})\n{}", n.name, n.kind, n.pci_busid)));
     }
     for (auto &[numa, body] : numa_body) {
         if (numa < 0) {
@@ -71,11 +59,12 @@ std::string node_to_dot(const NodeTopology &t) {
             "  subgraph cluster_numa{} {{\n    label={}; style=rounded; "
             "color=\"#4a6fa5\";\n    numa{} [label={}, shape=ellipse, "
             "fillcolor=\"#dbe6f4\"];\n{}  }}\n",
-            numa, quote(fmt::format("NUMA {}", numa)), numa, quote("cpus " + cpus), body);
+            numa, text::quoted(fmt::format("NUMA {}", numa)), numa, text::quoted("cpus " + cpus),
+            body);
     }
     if (t.nvswitches > 0 && !t.gpus.empty()) {
         out += fmt::format("  nvswitch [label={}, fillcolor=\"#9fc5e8\", shape=box3d];\n",
-                           quote(fmt::format("{} NVSwitches", t.nvswitches)));
+                           text::quoted(fmt::format("{} NVSwitches", t.nvswitches)));
         for (std::size_t i = 0; i < t.gpus.size(); ++i)
             if (t.gpus[i].nvlink_gbs > 0)
                 out += fmt::format(
@@ -97,7 +86,7 @@ std::string node_to_dot(const NodeTopology &t) {
         if (pairing[i] >= 0)
             out += fmt::format(
                 "  gpu{} -- nic{} [label={}, style=dashed];\n", i, pairing[i],
-                quote(std::string(to_string(t.nic_path(static_cast<int>(i), pairing[i])))));
+                text::quoted(std::string(to_string(t.nic_path(static_cast<int>(i), pairing[i])))));
     for (std::size_t i = 0; i < t.gpus.size(); ++i)
         if (t.gpus[i].numa_node >= 0)
             out += fmt::format("  numa{} -- gpu{} [color=gray];\n", t.gpus[i].numa_node, i);
@@ -109,9 +98,9 @@ std::string node_to_dot(const NodeTopology &t) {
 
 std::string fabric_to_dot(const Fabric &f) {
     std::string out = "graph fabric {\n  graph [fontname=Helvetica, rankdir=BT, label=" +
-                      quote(fmt::format("{}: {} switches, {} hosts",
-                                        std::filesystem::path(f.source).filename().string(),
-                                        f.switches().size(), f.hosts().size())) +
+                      text::quoted(fmt::format("{}: {} switches, {} hosts",
+                                               std::filesystem::path(f.source).filename().string(),
+                                               f.switches().size(), f.hosts().size())) +
                       ", labelloc=t, nodesep=0.3];\n  node [fontname=Helvetica, style=filled];\n"
                       "  edge [fontname=Helvetica, fontsize=9];\n";
     std::map<int, std::vector<int>> by_level;
@@ -121,7 +110,7 @@ std::string fabric_to_dot(const Fabric &f) {
         std::string over = st.up_gbps > 0 ? fmt::format("\n{:.2f}:1", st.oversubscription) : "";
         out += fmt::format(
             "  n{} [label={}, shape=box, fillcolor=\"#9fc5e8\"];\n", s,
-            quote(fmt::format("{}\nlevel {}{}", f.nodes[s].name, f.nodes[s].level, over)));
+            text::quoted(fmt::format("{}\nlevel {}{}", f.nodes[s].name, f.nodes[s].level, over)));
     }
     for (auto &[level, sws] : by_level) {
         out += "  { rank=same;";
@@ -147,15 +136,16 @@ std::string fabric_to_dot(const Fabric &f) {
         }
     }
     for (auto &[key, t] : trunks)
-        out +=
-            fmt::format("  n{} -- n{} [label={}];\n", key.first, key.second,
-                        quote(t.first > 1 ? fmt::format("{} x {}", t.first, t.second) : t.second));
+        out += fmt::format(
+            "  n{} -- n{} [label={}];\n", key.first, key.second,
+            text::quoted(t.first > 1 ? fmt::format("{} x {}", t.first, t.second) : t.second));
     for (auto &[sw, names] : hosts_at) {
         std::size_t count = names.size();
-        out += fmt::format("  h{} [label={}, shape=folder, fillcolor=\"#b7e1a1\"];\n", sw,
-                           quote(fmt::format("{}\n({} hosts)", compress_hostlist(names), count)));
+        out += fmt::format(
+            "  h{} [label={}, shape=folder, fillcolor=\"#b7e1a1\"];\n", sw,
+            text::quoted(fmt::format("{}\n({} hosts)", compress_hostlist(names), count)));
         out += fmt::format("  h{} -- n{} [label={}];\n", sw, sw,
-                           quote(fmt::format("{} x {}", count, host_rate[sw])));
+                           text::quoted(fmt::format("{} x {}", count, host_rate[sw])));
     }
     return out + "}\n";
 }

@@ -31,6 +31,18 @@ inline std::string printable(std::string_view s) {
     return out;
 }
 
+// `s` in double quotes, '"' and '\\' escaped with a backslash: as Graphviz and YAML read
+// a quoted string.
+inline std::string quoted(std::string_view s) {
+    std::string out = "\"";
+    for (char c : s) {
+        if (c == '"' || c == '\\')
+            out += '\\';
+        out += c;
+    }
+    return out + "\"";
+}
+
 inline std::string lower(std::string_view s) {
     std::string out(s);
     std::transform(out.begin(), out.end(), out.begin(),
