@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <map>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -103,15 +104,32 @@ std::string fabric_to_dot(const Fabric &f) {
                                                f.switches().size(), f.hosts().size())) +
                       ", labelloc=t, nodesep=0.3];\n  node [fontname=Helvetica, style=filled];\n"
                       "  edge [fontname=Helvetica, fontsize=9];\n";
+    // A leaf of a rail-optimized fabric takes its rail's colour.
+    static constexpr const char *kRailColours[] = {"#f4cccc", "#fce5cd", "#fff2cc", "#d9ead3",
+                                                   "#d0e0e3", "#cfe2f3", "#d9d2e9", "#ead1dc"};
     std::map<int, std::vector<int>> by_level;
     for (int s : f.switches()) {
         by_level[f.nodes[s].level].push_back(s);
         auto st = f.switch_stats(s);
         std::string over = st.up_gbps > 0 ? fmt::format("\n{:.2f}:1", st.oversubscription) : "";
-        out += fmt::format(
-            "  n{} [label={}, shape=box, fillcolor=\"#9fc5e8\"];\n", s,
-            text::quoted(fmt::format("{}\nlevel {}{}", f.nodes[s].name, f.nodes[s].level, over)));
+        const int rail = f.rail_of_leaf(s);
+        std::string rail_note = rail >= 0 ? fmt::format("\nrail {}", rail) : "";
+        out += fmt::format("  n{} [label={}, shape=box, fillcolor=\"{}\"];\n", s,
+                           text::quoted(fmt::format("{}\nlevel {}{}{}", f.nodes[s].name,
+                                                    f.nodes[s].level, over, rail_note)),
+                           rail >= 0 ? kRailColours[rail % 8] : "#9fc5e8");
     }
+    // The innermost NVLink domains each host is in (a domain with sub-domains is drawn
+    // through them).
+    std::set<std::string> outer;
+    for (const auto &d : f.nvlink_domains)
+        if (!d.parent.empty())
+            outer.insert(d.parent);
+    std::map<int, const NvlinkDomain *> domain_of;
+    for (const auto &d : f.nvlink_domains)
+        if (!outer.count(d.name))
+            for (int h : d.hosts)
+                domain_of[h] = &d;
     for (auto &[level, sws] : by_level) {
         out += "  { rank=same;";
         for (int s : sws)
@@ -121,10 +139,15 @@ std::string fabric_to_dot(const Fabric &f) {
     // Links between switches, one edge per switch pair with the cable count.
     std::map<std::pair<int, int>, std::pair<int, std::string>> trunks;
     std::map<int, std::vector<std::string>> hosts_at;
+    std::map<int, std::set<const NvlinkDomain *>> domains_at;
     std::map<int, std::string> host_rate;
     for (const auto &l : f.links) {
         bool sa = f.nodes[l.a].is_switch, sb = f.nodes[l.b].is_switch;
-        std::string rate = fmt::format("{}x{}", l.rate.width, l.rate.speed);
+        // "4xNDR", else the Gb/s a file gave, else nothing (the reader assumed a rate).
+        std::string rate = !l.rate.speed.empty() ? fmt::format("{}x{}", l.rate.width, l.rate.speed)
+                           : l.rate.gbps > 0 && !l.rate.assumed
+                               ? fmt::format("{:g} Gb/s", l.rate.gbps)
+                               : "";
         if (sa && sb) {
             auto &t = trunks[std::minmax(l.a, l.b)];
             ++t.first;
@@ -132,20 +155,35 @@ std::string fabric_to_dot(const Fabric &f) {
         } else if (sa != sb) {
             int sw = sa ? l.a : l.b, host = sa ? l.b : l.a;
             hosts_at[sw].push_back(f.nodes[host].name);
+            if (auto d = domain_of.find(host); d != domain_of.end())
+                domains_at[sw].insert(d->second);
             host_rate[sw] = rate;
         }
     }
     for (auto &[key, t] : trunks)
-        out += fmt::format(
-            "  n{} -- n{} [label={}];\n", key.first, key.second,
-            text::quoted(t.first > 1 ? fmt::format("{} x {}", t.first, t.second) : t.second));
+        out += fmt::format("  n{} -- n{} [label={}];\n", key.first, key.second,
+                           text::quoted(t.first > 1 && !t.second.empty()
+                                            ? fmt::format("{} x {}", t.first, t.second)
+                                        : t.first > 1 ? fmt::format("{} links", t.first)
+                                                      : t.second));
     for (auto &[sw, names] : hosts_at) {
         std::size_t count = names.size();
+        // Hosts in NVLink domains: the domains, their sizes, and a red border if degraded.
+        std::string nvlink;
+        bool degraded = false;
+        for (const NvlinkDomain *d : domains_at[sw]) {
+            nvlink += fmt::format("\nNVLink {} ({} hosts{})", d->name, d->hosts.size(),
+                                  d->degraded ? ", degraded" : "");
+            degraded = degraded || d->degraded;
+        }
         out += fmt::format(
-            "  h{} [label={}, shape=folder, fillcolor=\"#b7e1a1\"];\n", sw,
-            text::quoted(fmt::format("{}\n({} hosts)", compress_hostlist(names), count)));
-        out += fmt::format("  h{} -- n{} [label={}];\n", sw, sw,
-                           text::quoted(fmt::format("{} x {}", count, host_rate[sw])));
+            "  h{} [label={}, shape=folder, fillcolor=\"{}\"{}];\n", sw,
+            text::quoted(fmt::format("{}\n({} hosts){}", compress_hostlist(names), count, nvlink)),
+            nvlink.empty() ? "#b7e1a1" : "#76b900", degraded ? ", color=red, penwidth=2" : "");
+        out += fmt::format(
+            "  h{} -- n{} [label={}];\n", sw, sw,
+            text::quoted(host_rate[sw].empty() ? fmt::format("{} links", count)
+                                               : fmt::format("{} x {}", count, host_rate[sw])));
     }
     return out + "}\n";
 }

@@ -328,6 +328,7 @@ int main(int argc, char **argv) {
         ->expected(2);
     convert->add_option("--block-sizes", conv.block_sizes, "block, yaml: BlockSizes=, e.g. 8,16,32")
         ->delimiter(',')
+        ->allow_extra_args(false)
         ->check(CLI::PositiveNumber);
     convert->add_flag("--no-header", conv.no_header, "No first comment line naming the source");
     convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
