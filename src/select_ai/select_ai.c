@@ -10,6 +10,8 @@
  */
 #include "select_ai_internal.h"
 
+#include <unistd.h> /* access */
+
 #ifdef AI_SELECT_AS_CONS_TRES
 /*
  * The as-cons-tres build: the same plugin under cons_tres's own type and id, installed in a
@@ -73,7 +75,7 @@ int fini(void) {
     return SLURM_SUCCESS;
 }
 
-/* ai_select.conf and the default fabric (topology.conf) sit beside slurm.conf. */
+/* ai_select.conf and the default fabric (Slurm's topology file) sit beside slurm.conf. */
 static char *_beside_slurm_conf(const char *name) {
     char *dir = xstrdup(slurm_conf.slurm_conf), *slash = dir ? strrchr(dir, '/') : NULL;
     char *path;
@@ -90,6 +92,16 @@ static void _load_topology(void) {
     char err[1024] = "";
     char *conf = _beside_slurm_conf("ai_select.conf");
     char *fabric = _beside_slurm_conf("topology.conf");
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+    /* Slurm 25.05+ reads topology.yaml where it exists and ignores topology.conf. */
+    char *yaml = _beside_slurm_conf("topology.yaml");
+    if (access(yaml, F_OK) == 0) {
+        xfree(fabric);
+        fabric = yaml;
+    } else {
+        xfree(yaml);
+    }
+#endif
     const char **names = xcalloc(node_record_count + 1, sizeof(char *));
     node_record_t *node_ptr;
 

@@ -22,7 +22,8 @@ Parsed<Fabric> load_fabric(const std::string &path, const std::string &guid_map,
         return file.error();
     if (!std::holds_alternative<Fabric>(file.value()))
         return InputError{std::string(field), path,
-                          "a fabric (topology.conf or ibnetdiscover output), not a node topology",
+                          "a fabric (topology.conf, topology.yaml, ibnetdiscover output, a "
+                          "topograph model or a host-by-host CSV), not a node topology",
                           path, 0};
     return std::get<Fabric>(std::move(file).value());
 }

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# contrib/slurm.conf.d/topology.conf and gres.conf are what ai-topo makes from the real
-# files of ../shared/data: the commands their headers give ("#   ai-topo ...", run from
+# contrib/slurm.conf.d/topology.conf, topology-block.conf, topology.yaml and gres.conf are
+# what ai-topo makes from the real files of ../shared/data: the commands their headers give ("#   ai-topo ...", run from
 # the source tree) print exactly the lines below the header. And Slurm reads the gres.conf
 # as written: slurmd -G, for one node of each kind in it, reports every GPU with the
 # Cores= and Links= of the file.
@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 fail() { echo "FAIL: $*"; exit 1; }
 cd "$src"
 
-for f in topology.conf gres.conf; do
+for f in topology.conf topology-block.conf topology.yaml gres.conf; do
     file=contrib/slurm.conf.d/$f
     mapfile -t cmds < <(sed -n 's/^#   \(ai-topo .*\)$/\1/p' "$file")
     [ ${#cmds[@]} -gt 0 ] || fail "$file names no ai-topo command in its header"
