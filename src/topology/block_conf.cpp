@@ -98,9 +98,7 @@ Parsed<std::vector<BlockDecl>> declare_blocks(const Fabric &fabric, const BlockC
         }
         if (!is_host_name(d.name) || d.name.size() > 64)
             return InputError{"block name", d.name,
-                              "1 to 64 printable characters without blanks or any of "
-                              "[ ] , # = \" ' \\ (from the name pattern and format)",
-                              "", 0};
+                              name_rule("a name") + " (from the name pattern and format)", "", 0};
         if (b.domain != d.name)
             d.domain = b.domain;
         out.push_back(std::move(d));

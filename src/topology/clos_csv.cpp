@@ -97,10 +97,7 @@ Parsed<Fabric> parse_clos_csv(std::string_view text, std::string_view source, do
         for (std::size_t c = 0; c < cells.size(); ++c) {
             std::string value(cells[c]);
             if (!is_host_name(value) || value.size() > kNameMax)
-                return error(columns[c], value,
-                             "a name of 1 to 64 printable characters without blanks or any of "
-                             "[ ] , # = \" ' \\",
-                             row.line);
+                return error(columns[c], value, name_rule("a name"), row.line);
             (c == 0 ? row.host : row.path.emplace_back()) = std::move(value);
         }
         if (auto [it, fresh] = host_line.emplace(row.host, row.line); !fresh)

@@ -57,10 +57,7 @@ class ModelReader {
     std::optional<InputError> check_name(std::string_view field, const yaml::Node &n) const {
         const std::string name = n.scalar();
         if (!n.is_scalar() || !is_host_name(name) || name.size() > kSwitchNameMax)
-            return error(std::string(field), name,
-                         "a switch name of 1 to 64 printable characters without blanks or any "
-                         "of [ ] , # = \" ' \\",
-                         n.line());
+            return error(std::string(field), name, name_rule("a switch name"), n.line());
         return std::nullopt;
     }
 

@@ -208,10 +208,7 @@ class ConfParser {
             std::string k = lower(key);
             if (k == "blockname") {
                 if (!is_host_name(value) || value.size() > kSwitchNameMax)
-                    return error(key, value,
-                                 "a block name of 1 to 64 printable characters without blanks "
-                                 "or any of [ ] , # = \" ' \\",
-                                 line);
+                    return error(key, value, name_rule("a block name"), line);
                 block.name = value;
             } else if (k == "nodes") {
                 if (auto err = expand(key, value, line, block.nodes))
@@ -257,10 +254,7 @@ class ConfParser {
                                     const std::string &value, int line) {
         if (k == "switchname") {
             if (!is_host_name(value) || value.size() > kSwitchNameMax) {
-                return error(key, value,
-                             "a switch name of 1 to 64 printable characters without blanks or "
-                             "any of [ ] , # = \" ' \\",
-                             line);
+                return error(key, value, name_rule("a switch name"), line);
             }
             decl.name = value;
         } else if (k == "nodes" || k == "switches") {

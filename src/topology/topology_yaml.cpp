@@ -118,10 +118,7 @@ class YamlReader {
                                       std::string &out) const {
         out = n.scalar();
         if (!n.is_scalar() || !is_host_name(out) || out.size() > kNameMax)
-            return error(field, out,
-                         "a name of 1 to 64 printable characters without blanks or any of "
-                         "[ ] , # = \" ' \\",
-                         n.line());
+            return error(field, out, name_rule("a name"), n.line());
         return std::nullopt;
     }
 

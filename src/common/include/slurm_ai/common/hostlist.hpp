@@ -23,4 +23,11 @@ std::string compress_hostlist(std::vector<std::string> names);
 // printable ASCII characters, none of them blank or one of  [ ] , # = " ' \ .
 bool is_host_name(std::string_view name);
 
+// What the topology readers accept as a switch, block or host name, said in an error's
+// "expected": is_host_name() and at most 64 characters (Slurm's limit on a switch name).
+inline std::string name_rule(std::string_view what) {
+    return std::string(what) +
+           " of 1 to 64 printable characters without blanks or any of [ ] , # = \" ' \\";
+}
+
 }  // namespace slurm_ai
