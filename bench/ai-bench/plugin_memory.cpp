@@ -73,7 +73,7 @@ Figures measure(const fs::path &dir, int nodes, const std::string &node_file, in
     f.model = heap_in_use() - before;
 
     // Jobs of 1 to 8 nodes on an idle cluster, decided and recorded as at their start.
-    std::vector<slurm_ai::SelectNode> view(nodes, slurm_ai::SelectNode{true, 0xff, 1});
+    std::vector<slurm_ai::SelectNode> view(nodes, slurm_ai::SelectNode{true, 0xff, 1, 0});
     const auto state = dir / "state";
     const long long before_jobs = heap_in_use();
     double decide_s = 0;

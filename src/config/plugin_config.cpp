@@ -1,5 +1,7 @@
 #include "slurm_ai/config/plugin_config.hpp"
 
+#include "slurm_ai/common/hostlist.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
@@ -96,6 +98,19 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                                           ? resolve(base, l.value)
                                           : l.value.substr(0, at + 1) +
                                                 resolve(base, l.value.substr(at + 1)));
+        } else if (key == "nvlinkdomain") {
+            if (lower(l.value) == "blocks")
+                c.cluster.nvlink_domains.push_back("blocks");
+            else if (auto hosts = expand_hostlist(l.value, "NvlinkDomain"); !hosts)
+                err = l.error("a hostlist of the domain's hosts, or 'blocks'");
+            else
+                c.cluster.nvlink_domains.push_back(l.value);
+        } else if (key == "nvlinkgbps") {
+            if (!(err = parse_number(l, 1, 1e6, x)))
+                c.cluster.nvlink_gpu_gbps = x;
+        } else if (key == "riskdomainperday") {
+            if (!(err = parse_number(l, 0, 1e3, x)))
+                c.risk.domain_per_day = x;
         } else if (key == "policy") {
             auto v = lower(l.value);
             if (!make_policy(v))

@@ -16,9 +16,21 @@ ClusterState::ClusterState(const ClusterGraph &g)
       usable(g.host_count(), 1),
       weight(g.host_count(), 1.0),
       failures(g.host_count(), 0.0),
-      uplink_load(g.fabric().nodes.size(), 0.0) {
+      uplink_load(g.fabric().nodes.size(), 0.0),
+      down(g.host_count(), 0) {
     for (int h = 0; h < g.host_count(); ++h)
         free_gpus[h] = all_gpus(static_cast<int>(g.node(h).gpus.size()));
+}
+
+bool ClusterState::domain_degraded(int domain) const {
+    if (domain < 0)
+        return false;
+    if (graph->fabric().nvlink_domains[domain].degraded)
+        return true;
+    for (int h : graph->domain_hosts(domain))
+        if (down[h])
+            return true;
+    return false;
 }
 
 int ClusterState::free_gpu_count(int host) const {

@@ -10,6 +10,7 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
                      const ClusterState *state)
     : graph_(&graph), c_(c), ranks_(std::move(ranks)), state_(state) {
     std::unordered_map<int, int> slot;
+    leaf_.reserve(ranks_.size());
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
         int h = ranks_[r].host;
         auto [it, fresh] = slot.try_emplace(h, static_cast<int>(hosts_.size()));
@@ -18,25 +19,36 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
             by_host_.emplace_back();
         }
         by_host_[it->second].push_back(r);
+        int port = graph.gpu_port(ranks_[r]);
+        leaf_.push_back(port < 0 ? -1 : graph.ports(h)[port].leaf);
     }
     even_ = by_host_.empty() ? 0 : static_cast<int>(by_host_.front().size());
     for (const auto &h : by_host_)
         if (static_cast<int>(h.size()) != even_)
             even_ = 0;
-    // A host's NIC capacity for the job: one host link per distinct NIC its GPUs use.
+    // A host's NIC capacity for the job: each distinct NIC its ranks use, at its cable's
+    // rate (one host link where the topology names no NIC).
+    std::unordered_map<const NodeTopology *, std::vector<int>> pairings;
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
         int h = hosts_[i];
         const NodeTopology &t = graph.node(h);
-        auto [pit, fresh] = pairing_.try_emplace(&t);
+        auto [pit, fresh] = pairings.try_emplace(&t);
         if (fresh)
             pit->second = t.gpu_nic_pairing();
         std::set<int> nics;
         for (int r : by_host_[i])
-            if (ranks_[r].gpu >= 0 && pit->second[ranks_[r].gpu] >= 0)
-                nics.insert(pit->second[ranks_[r].gpu]);
-        double link = graph.host_link_gbs(h);
-        nic_gbs_[h] = link * std::max<std::size_t>(nics.size(), 1) * c_.inter_efficiency;
+            nics.insert(ranks_[r].gpu >= 0 ? pit->second[ranks_[r].gpu] : -1);
+        double sum = 0;
+        for (int n : nics)
+            sum += nic_cap_gbs(h, n);
+        nic_gbs_[h] = sum;
     }
+}
+
+double FlowModel::nic_cap_gbs(int host, int nic) const {
+    int port = graph_->nic_port(host, nic);
+    double link = port < 0 ? graph_->host_link_gbs(host) : graph_->ports(host)[port].gbs;
+    return link * c_.inter_efficiency;
 }
 
 double FlowModel::nic_gbs(int host) const {
@@ -55,8 +67,25 @@ double FlowModel::intra_gbs(int src, int dst) const {
     return graph_->node(a.host).bandwidth(a.gpu, b.gpu) * c_.intra_efficiency;
 }
 
-double FlowModel::inter_cap_gbs(int src, int dst) const {
-    return graph_->gpu_path(ranks_[src], ranks_[dst]).bandwidth_gbs * c_.inter_efficiency;
+int FlowModel::domain_of(int rank) const {
+    return ranks_[rank].gpu < 0 ? -1 : graph_->nvlink_domain(ranks_[rank].host);
+}
+
+double FlowModel::domain_gbs(int rank) const {
+    return graph_->domain_gpu_gbs(ranks_[rank]) * c_.intra_efficiency;
+}
+
+bool FlowModel::pxn(int rank) const {
+    const auto &g = ranks_[rank];
+    if (g.gpu < 0)
+        return true;  // a host's own traffic leaves by any port
+    const NodeTopology &t = graph_->node(g.host);
+    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        PathType p = t.path(g.gpu, static_cast<int>(i));
+        if (p == PathType::kNVLink || p == PathType::kNVSwitch)
+            return true;
+    }
+    return false;
 }
 
 double FlowModel::alpha(int src, int dst) const {
@@ -71,20 +100,42 @@ double FlowModel::pair_time(int src, int dst, double bytes) const {
 }
 
 std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
-    // Count the flows crossing each shared resource: NIC out/in per host, uplink out/in
-    // per leaf switch. Keys: 4 * index + {0 NIC out, 1 NIC in, 2 uplink out, 3 uplink in}.
+    // Shared resources, each keyed by kind, an index (host or leaf) and a sub-index (NIC
+    // or GPU): the sending and receiving NIC, the uplinks out of and into a leaf, and a
+    // GPU's NVLink out and in towards other hosts of its domain.
+    enum Kind : long { kNicOut, kNicIn, kUpOut, kUpIn, kNvlOut, kNvlIn };
+    auto key = [](Kind kind, int index, int sub) {
+        return ((static_cast<long>(kind) << 32) + index) * 65536 + (sub + 1);
+    };
+    struct Use {
+        Route r;
+        int leaf_a = -1, leaf_b = -1;  // the two ends' leaves (fabric node), -1 none
+        PathMetrics path;
+    };
     std::unordered_map<long, int> count;
-    auto key = [](int index, int kind) { return 4L * index + kind; };
-    for (const auto &f : flows) {
-        int ha = ranks_[f.src].host, hb = ranks_[f.dst].host;
-        if (ha == hb || f.bytes <= 0)
+    std::vector<Use> uses(flows.size());
+    for (std::size_t i = 0; i < flows.size(); ++i) {
+        const Flow &f = flows[i];
+        const GpuRef &a = ranks_[f.src], &b = ranks_[f.dst];
+        if (a.host == b.host || f.bytes <= 0)
             continue;
-        ++count[key(ha, 0)];
-        ++count[key(hb, 1)];
-        int la = graph_->host_leaf(ha), lb = graph_->host_leaf(hb);
-        if (la != lb && la >= 0 && lb >= 0) {
-            ++count[key(la, 2)];
-            ++count[key(lb, 3)];
+        Use &u = uses[i];
+        u.r = graph_->route(a, b);
+        u.path = graph_->gpu_path(a, b, u.r);
+        if (u.r.nvlink) {
+            ++count[key(kNvlOut, a.host, a.gpu)];
+            ++count[key(kNvlIn, b.host, b.gpu)];
+            continue;
+        }
+        ++count[key(kNicOut, a.host, u.r.src_nic)];
+        ++count[key(kNicIn, b.host, u.r.dst_nic)];
+        if (u.r.src_port >= 0 && u.r.dst_port >= 0) {
+            u.leaf_a = graph_->ports(a.host)[u.r.src_port].leaf;
+            u.leaf_b = graph_->ports(b.host)[u.r.dst_port].leaf;
+        }
+        if (u.leaf_a != u.leaf_b && u.leaf_a >= 0 && u.leaf_b >= 0) {
+            ++count[key(kUpOut, u.leaf_a, 0)];
+            ++count[key(kUpIn, u.leaf_b, 0)];
         }
     }
     std::vector<double> times(flows.size(), 0.0);
@@ -92,25 +143,35 @@ std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
         const Flow &f = flows[i];
         if (f.bytes <= 0 || f.src == f.dst)
             continue;
-        int ha = ranks_[f.src].host, hb = ranks_[f.dst].host;
-        double rate;
-        if (ha == hb) {
+        const GpuRef &a = ranks_[f.src], &b = ranks_[f.dst];
+        double rate, path_s;
+        if (a.host == b.host) {
             rate = intra_gbs(f.src, f.dst);
+            path_s = graph_->gpu_path(a, b).latency_us * 1e-6;
         } else {
-            rate = inter_cap_gbs(f.src, f.dst);
-            rate = std::min(rate, nic_gbs(ha) / count[key(ha, 0)]);
-            rate = std::min(rate, nic_gbs(hb) / count[key(hb, 1)]);
-            int la = graph_->host_leaf(ha), lb = graph_->host_leaf(hb);
-            // A leaf without uplinks is a root: nothing above it to share.
-            if (la != lb && la >= 0 && lb >= 0) {
-                if (graph_->uplink_gbs(la) > 0)
-                    rate = std::min(rate, uplink_gbs(la) / count[key(la, 2)]);
-                if (graph_->uplink_gbs(lb) > 0)
-                    rate = std::min(rate, uplink_gbs(lb) / count[key(lb, 3)]);
+            const Use &u = uses[i];
+            path_s = u.path.latency_us * 1e-6;
+            if (u.r.nvlink) {
+                rate = u.path.bandwidth_gbs * c_.intra_efficiency;
+                rate = std::min(rate, domain_gbs(f.src) / count[key(kNvlOut, a.host, a.gpu)]);
+                rate = std::min(rate, domain_gbs(f.dst) / count[key(kNvlIn, b.host, b.gpu)]);
+            } else {
+                rate = u.path.bandwidth_gbs * c_.inter_efficiency;
+                rate = std::min(rate, nic_cap_gbs(a.host, u.r.src_nic) /
+                                          count[key(kNicOut, a.host, u.r.src_nic)]);
+                rate = std::min(rate, nic_cap_gbs(b.host, u.r.dst_nic) /
+                                          count[key(kNicIn, b.host, u.r.dst_nic)]);
+                // A leaf without uplinks is a root: nothing above it to share.
+                if (u.leaf_a != u.leaf_b && u.leaf_a >= 0 && u.leaf_b >= 0) {
+                    if (graph_->uplink_gbs(u.leaf_a) > 0)
+                        rate = std::min(rate, uplink_gbs(u.leaf_a) / count[key(kUpOut, u.leaf_a, 0)]);
+                    if (graph_->uplink_gbs(u.leaf_b) > 0)
+                        rate = std::min(rate, uplink_gbs(u.leaf_b) / count[key(kUpIn, u.leaf_b, 0)]);
+                }
             }
         }
-        times[i] = alpha(f.src, f.dst) +
-                   (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
+        double alpha = (a.host == b.host ? c_.alpha_intra_s : c_.alpha_inter_s) + path_s;
+        times[i] = alpha + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
     }
     return times;
 }

@@ -1,9 +1,11 @@
 // Internal to the cost model: the ranks of one placement, and the time of a phase in
 // which a set of flows runs at once. A flow between GPUs of one host uses its own GPU
-// link. A flow between hosts crosses the sender's NICs, the receiver's NICs, and, between
-// different leaf switches, both leaves' uplinks; each of those resources splits its
-// capacity equally among the flows crossing it, and a flow runs at the smallest share it
-// gets (and never faster than its path's widest link or its GPU's PCIe path to the NIC).
+// link. A flow between hosts goes as ClusterGraph::route() sends it: inside one NVLink
+// domain it crosses the sender's and the receiver's NVLink; otherwise the sending NIC
+// (the PXN proxy's on another rail), the receiving NIC, and, between different leaf
+// switches, both leaves' uplinks. Each of those resources splits its capacity equally
+// among the flows crossing it, and a flow runs at the smallest share it gets (and never
+// faster than its path's widest link or its GPU's PCIe path to the NIC).
 #pragma once
 
 #include <span>
@@ -26,9 +28,11 @@ class FlowModel {
     FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
               const ClusterState *state);
 
+    const ClusterGraph &graph() const { return *graph_; }
     int ranks() const { return static_cast<int>(ranks_.size()); }
     int host_of(int rank) const { return ranks_[rank].host; }
-    int leaf_of(int rank) const { return graph_->host_leaf(ranks_[rank].host); }
+    // The leaf switch of the rank's port (its rail's leaf), or -1.
+    int leaf_of(int rank) const { return leaf_[rank]; }
     const std::vector<GpuRef> &rank_refs() const { return ranks_; }
     // Hosts in rank order and the ranks on each (contiguous in a well-formed placement).
     const std::vector<int> &hosts() const { return hosts_; }
@@ -49,9 +53,15 @@ class FlowModel {
     // Capacity of a leaf switch's uplinks left for this job (GB/s, after efficiency).
     double uplink_gbs(int leaf) const;
     double intra_gbs(int src, int dst) const;  // same host only
+    // The NVLink domain of a rank's host (-1: none) and its NVLink bandwidth to other
+    // hosts of the domain (GB/s, after efficiency).
+    int domain_of(int rank) const;
+    double domain_gbs(int rank) const;
+    // Whether a rank's host can forward through NVLink to its other ports (PXN).
+    bool pxn(int rank) const;
 
   private:
-    double inter_cap_gbs(int src, int dst) const;  // path and PCIe limits of one flow
+    double nic_cap_gbs(int host, int nic) const;  // one NIC of a host, after efficiency
 
     const ClusterGraph *graph_;
     CostConstants c_;
@@ -60,8 +70,8 @@ class FlowModel {
     std::vector<int> hosts_;
     std::vector<std::vector<int>> by_host_;
     int even_ = 0;
-    std::unordered_map<int, double> nic_gbs_;  // host -> capacity
-    std::unordered_map<const NodeTopology *, std::vector<int>> pairing_;
+    std::vector<int> leaf_;                    // rank -> leaf of its port
+    std::unordered_map<int, double> nic_gbs_;  // host -> capacity of the NICs it uses
 };
 
 }  // namespace slurm_ai::detail

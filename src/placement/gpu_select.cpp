@@ -25,6 +25,26 @@ std::vector<int> gpu_ring_order(const NodeTopology &t, std::vector<int> gpus) {
     return out;
 }
 
+std::vector<int> gpu_rank_order(const NodeTopology &t, std::vector<int> gpus,
+                                const std::vector<int> &gpu_rail) {
+    auto out = gpu_ring_order(t, std::move(gpus));
+    auto rail = [&](int g) {
+        return g >= 0 && static_cast<std::size_t>(g) < gpu_rail.size() ? gpu_rail[g] : -1;
+    };
+    if (std::all_of(out.begin(), out.end(), [&](int g) { return rail(g) >= 0; }))
+        std::stable_sort(out.begin(), out.end(), [&](int a, int b) { return rail(a) < rail(b); });
+    return out;
+}
+
+std::vector<int> host_gpu_rails(const ClusterGraph &graph, int host) {
+    std::vector<int> rails;
+    if (graph.ports(host).size() < 2)
+        return rails;
+    for (int g = 0; g < static_cast<int>(graph.node(host).gpus.size()); ++g)
+        rails.push_back(graph.gpu_rail({host, g}));
+    return rails;
+}
+
 }  // namespace slurm_ai
 
 namespace slurm_ai::detail {
@@ -41,13 +61,15 @@ double average_bandwidth(const NodeTopology &t, const std::vector<int> &gpus) {
 }
 
 struct Score {
-    double linked = 0, nics = 0, left = 0;
+    double linked = 0, rails = 0, nics = 0, left = 0;
     bool better_than(const Score &o) const {
         constexpr double eps = 1e-9;
         if (linked > o.linked + eps)
             return true;
         if (linked < o.linked - eps)
             return false;
+        if (rails != o.rails)
+            return rails > o.rails;
         if (nics > o.nics + eps)
             return true;
         if (nics < o.nics - eps)
@@ -68,7 +90,8 @@ std::vector<int> lowest_gpus(GpuMask free, int k) {
     return out;
 }
 
-std::vector<int> best_linked_gpus(const NodeTopology &t, GpuMask free, int k, bool multi_host) {
+std::vector<int> best_linked_gpus(const NodeTopology &t, GpuMask free, int k, bool multi_host,
+                                  const RailWish *rails) {
     std::vector<int> avail;
     for (int g = 0; g < static_cast<int>(t.gpus.size()) && g < 64; ++g)
         if (free & (GpuMask{1} << g))
@@ -83,6 +106,15 @@ std::vector<int> best_linked_gpus(const NodeTopology &t, GpuMask free, int k, bo
     auto score = [&](const std::vector<int> &chosen) {
         Score s;
         s.linked = average_bandwidth(t, chosen);
+        if (rails && multi_host) {  // matches of the wanted rails, as multisets
+            std::vector<int> want = rails->wanted;
+            for (int g : chosen)
+                if (auto it = std::find(want.begin(), want.end(), rails->gpu_rail[g]);
+                    rails->gpu_rail[g] >= 0 && it != want.end()) {
+                    want.erase(it);
+                    ++s.rails;
+                }
+        }
         if (!pairing.empty()) {
             std::set<int> nics;
             for (int g : chosen)

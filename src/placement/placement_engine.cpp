@@ -102,7 +102,10 @@ double PlacementEngine::lower_bound(const JobDemand &d) const {
     auto ctx = detail::make_context(*this, d, empty, nullptr);
     if (ctx) {
         bool first = true;
-        for (auto &fit : detail::fitting_subtrees(*ctx, 1 + options_.rival_subtrees)) {
+        auto fits = detail::fitting_subtrees(*ctx, 1 + options_.rival_subtrees);
+        for (auto &fit : detail::fitting_domains(*ctx, 1 + options_.rival_subtrees))
+            fits.push_back(std::move(fit));
+        for (auto &fit : fits) {
             auto p = detail::assemble(*ctx, fit.hosts, true);
             double s = cost_.estimate(d, p, nullptr).seconds;
             if (first || s < ideal.comm_s) {

@@ -20,6 +20,8 @@ struct SearchContext {
     int max_hosts = 0;
     std::vector<int> capacity;  // per host: what it can give (slots of per_host GPUs,
                                 // free GPUs, or 1 for a usable host); 0: ineligible
+    int group_hosts = 1;        // hosts of one tensor- or expert-parallel group, which
+                                // an NVLink domain should hold whole
 };
 
 // Builds the context; nullopt with a reason when the demand cannot fit this cluster.
@@ -38,6 +40,12 @@ struct SubtreeFit {
 // `limit`. Hosts are taken leaf by leaf: the smallest leaf that finishes the job, else the
 // largest; within a leaf the hosts that fit most tightly.
 std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit);
+
+// Candidates by multi-node NVLink domain (fabrics that have them, jobs of whole hosts):
+// the smallest domains that hold the whole job, healthy ones first, then the job over
+// as few domains as hold it in whole groups of group_hosts, healthy and fullest first.
+// At most `limit` single-domain candidates, and one spread over domains.
+std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit);
 
 // Turns hosts into a placement: hosts ordered by leaf then index, GPUs per host from
 // best_linked (true) or lowest-numbered (false).

@@ -29,6 +29,14 @@ std::optional<SearchContext> make_context(const PlacementEngine &engine, const J
         for (int h = 0; h < g.host_count(); ++h)
             c.capacity[h] = s.usable[h] ? s.free_gpu_count(h) : 0;
     }
+    // The group an NVLink domain should hold: a tensor-parallel group, or every rank of
+    // an all-to-all (its experts exchange tokens among all of them).
+    std::uint32_t group = d.comm.pattern == CommPattern::kTensorParallel ? d.comm.tp_size
+                          : d.comm.pattern == CommPattern::kMoE         ? d.ranks()
+                                                                        : 1;
+    if (c.per_host > 0 && group > 1)
+        c.group_hosts = std::clamp(static_cast<int>((group + c.per_host - 1) / c.per_host), 1,
+                                   std::max(1, c.hosts_needed));
     if (c.hosts_needed > c.max_hosts && c.max_hosts > 0) {
         if (why)
             *why = "needs " + std::to_string(c.hosts_needed) + " hosts, more than its maximum of " +
@@ -131,6 +139,77 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
     return fits;
 }
 
+std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
+    const ClusterGraph &g = c.engine.graph();
+    const int domains = static_cast<int>(g.fabric().nvlink_domains.size());
+    std::vector<SubtreeFit> fits;
+    if (domains == 0 || (c.gpus_needed > 0 && c.per_host == 0))
+        return fits;
+    const int wanted = c.hosts_needed, group = std::max(1, c.group_hosts);
+    struct Domain {
+        int index;
+        bool degraded;
+        std::vector<int> eligible;
+    };
+    std::vector<Domain> ds;
+    for (int d = 0; d < domains; ++d) {
+        Domain dom{d, c.state.domain_degraded(d), {}};
+        for (int h : g.domain_hosts(d))
+            if (c.capacity[h] > 0)
+                dom.eligible.push_back(h);
+        if (!dom.eligible.empty())
+            ds.push_back(std::move(dom));
+    }
+    auto whole_groups = [&](const Domain &d) {
+        return static_cast<int>(d.eligible.size()) / group * group;
+    };
+    // One domain for the whole job: healthy first, then the tightest fit.
+    std::vector<const Domain *> single;
+    for (const auto &d : ds)
+        if (static_cast<int>(d.eligible.size()) >= wanted)
+            single.push_back(&d);
+    std::stable_sort(single.begin(), single.end(), [](const Domain *a, const Domain *b) {
+        if (a->degraded != b->degraded)
+            return !a->degraded;
+        return a->eligible.size() < b->eligible.size();
+    });
+    for (const Domain *d : single) {
+        if (static_cast<int>(fits.size()) >= limit)
+            break;
+        SubtreeFit f{-1, 0, static_cast<int>(d->eligible.size()), {}};
+        take_from_leaf(c, d->eligible, wanted, f.hosts);
+        fits.push_back(std::move(f));
+    }
+    // Over several domains, whole groups from each: healthy and fullest first.
+    if (wanted > 1) {
+        std::vector<const Domain *> order;
+        for (const auto &d : ds)
+            order.push_back(&d);
+        std::stable_sort(order.begin(), order.end(), [&](const Domain *a, const Domain *b) {
+            if (a->degraded != b->degraded)
+                return !a->degraded;
+            return whole_groups(*a) > whole_groups(*b);
+        });
+        SubtreeFit f{-1, 1, 0, {}};
+        int remaining = wanted;
+        for (const Domain *d : order) {
+            if (remaining <= 0)
+                break;
+            int take = std::min(remaining, whole_groups(*d));
+            if (take <= 0)
+                continue;
+            f.capacity += static_cast<int>(d->eligible.size());
+            std::vector<int> got;
+            take_from_leaf(c, d->eligible, take, got);
+            f.hosts.insert(f.hosts.end(), got.begin(), got.end());
+            remaining -= take;
+        }
+        if (remaining <= 0 && (c.max_hosts <= 0 || static_cast<int>(f.hosts.size()) <= c.max_hosts))
+            fits.push_back(std::move(f));
+    }
+    return fits;
+}
+
 Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked) {
     const ClusterGraph &g = c.engine.graph();
     hosts = ring_host_order(g, std::move(hosts));
@@ -141,12 +220,26 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
         return p;
     int remaining = c.gpus_needed;
     bool multi = hosts.size() > 1;
+    // Rank k of every host on one rail: each host after the first wants the rails the
+    // first host's GPUs use, in rank order.
+    std::vector<int> wanted;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         int h = hosts[i];
         int k = c.per_host ? std::min(c.per_host, remaining)
                            : std::min(c.state.free_gpu_count(h), remaining);
-        p.gpus[i] = best_linked ? best_linked_gpus(g.node(h), c.state.free_gpus[h], k, multi)
-                                : lowest_gpus(c.state.free_gpus[h], k);
+        if (!best_linked) {
+            p.gpus[i] = lowest_gpus(c.state.free_gpus[h], k);
+        } else {
+            RailWish wish{host_gpu_rails(g, h), wanted};
+            p.gpus[i] = gpu_rank_order(
+                g.node(h),
+                best_linked_gpus(g.node(h), c.state.free_gpus[h], k, multi,
+                                 wish.gpu_rail.empty() || wanted.empty() ? nullptr : &wish),
+                wish.gpu_rail);
+            if (wanted.empty() && !wish.gpu_rail.empty())
+                for (int gpu : p.gpus[i])
+                    wanted.push_back(wish.gpu_rail[gpu]);
+        }
         remaining -= static_cast<int>(p.gpus[i].size());
     }
     // Hosts that ended up giving nothing (more hosts than GPUs needed) are dropped, but

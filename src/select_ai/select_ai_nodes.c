@@ -141,6 +141,8 @@ ai_node_t *ai_view_of(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t nodes) {
     ai_per_node_need(job_ptr, nodes, &cpus, &mem);
     /* Only candidates are looked at: the rest stay unusable and cost nothing. */
     for (int i = 0; (node_ptr = next_node(&i)); i++) {
+        view[node_ptr->index].down =
+            IS_NODE_DOWN(node_ptr) || IS_NODE_DRAIN(node_ptr) || IS_NODE_FAIL(node_ptr);
         if (!bit_test(bitmap, node_ptr->index) || !_has_room(node_ptr, cpus, mem))
             continue;
         view[node_ptr->index].usable = 1;

@@ -201,6 +201,7 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
             continue;
         state.free_gpus[h] &= nodes[i].free_gpus;
         state.weight[h] = nodes[i].weight;
+        state.down[h] = nodes[i].down;
         if (nodes[i].usable) {
             state.usable[h] = 1;
             ++*candidates;

@@ -19,6 +19,7 @@
 #include "slurm_ai/elastic/elastic_view.hpp"
 #include "slurm_ai/job/job_hints.hpp"
 #include "slurm_ai/job/task_dag.hpp"
+#include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/spank_elastic/spank_config.hpp"
 #include "slurm_ai/spank_elastic/task_env.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
@@ -314,6 +315,9 @@ extern "C" int ai_spank_task_setup(void *ctx, ai_getenv_fn get, ai_setenv_fn set
             place.node_gpus = std::move(gpus).value();
         else
             append_note(notes, gpus.error().message());
+        if (g_step.fabric)
+            if (int h = g_step.fabric->host_index(place.node); h >= 0)
+                place.gpu_rails = host_gpu_rails(*g_step.fabric, h);
         for (auto id : text::split(env_text(ctx, get, "CUDA_VISIBLE_DEVICES"), ','))
             if (!text::trim(id).empty())
                 place.cuda_ids.emplace_back(text::trim(id));

@@ -123,7 +123,8 @@ RankLayout rank_layout(const StepInfo &step, const ClusterGraph *fabric) {
 }
 
 TaskBinding bind_task(const NodeTopology *topo, const std::vector<int> &node_gpus,
-                      std::uint32_t local_id, std::uint32_t local_count) {
+                      std::uint32_t local_id, std::uint32_t local_count,
+                      const std::vector<int> &gpu_rails) {
     TaskBinding b;
     if (node_gpus.empty())
         return b;
@@ -135,7 +136,7 @@ TaskBinding bind_task(const NodeTopology *topo, const std::vector<int> &node_gpu
     if (known) {
         std::vector<int> sorted = node_gpus;
         std::sort(sorted.begin(), sorted.end());
-        for (int g : gpu_ring_order(*topo, sorted))
+        for (int g : gpu_rank_order(*topo, sorted, gpu_rails))
             ring.push_back(static_cast<int>(std::find(node_gpus.begin(), node_gpus.end(), g) -
                                             node_gpus.begin()));
     } else {
@@ -228,7 +229,7 @@ TaskEnv task_environment(const SpankConfig &config, const StepInfo &step, const 
     if (step.batch)  // the batch script runs once for the whole job: no per-task binding
         return env;
 
-    TaskBinding b = bind_task(topo, task.node_gpus, task.local_id, local_count);
+    TaskBinding b = bind_task(topo, task.node_gpus, task.local_id, local_count, task.gpu_rails);
     // Slurm already bound GPUs per task (--gpu-bind, --gpus-per-task): the user chose.
     const bool slurm_bound = task.cuda_ids.size() != task.node_gpus.size();
     if (config.gpu_bind && !b.gpus.empty()) {

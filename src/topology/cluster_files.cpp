@@ -58,10 +58,63 @@ Parsed<ClusterGraph> attach_nodes(Fabric fabric, const std::vector<std::string> 
     return ClusterGraph::build(std::move(fabric), std::move(per_host), std::move(every), latency);
 }
 
+std::optional<InputError> add_nvlink_domains(Fabric &fabric, const std::vector<std::string> &specs,
+                                             double gpu_gbps) {
+    std::vector<std::string> owner(fabric.nodes.size());
+    for (const auto &d : fabric.nvlink_domains)
+        for (int h : d.hosts)
+            owner[h] = d.name;
+    auto add = [&](const std::string &name, std::vector<int> hosts,
+                   const std::string &spec) -> std::optional<InputError> {
+        for (int h : hosts)
+            if (!owner[h].empty())
+                return InputError{"NvlinkDomain", spec,
+                                  "hosts in no other NVLink domain (" + fabric.nodes[h].name +
+                                      " is in " + owner[h] + ")",
+                                  {}, 0};
+        for (int h : hosts)
+            owner[h] = name;
+        fabric.nvlink_domains.push_back(NvlinkDomain{name, std::move(hosts), "", gpu_gbps, false});
+        return std::nullopt;
+    };
+    for (const auto &spec : specs) {
+        if (spec == "blocks") {
+            for (const auto &b : fabric.blocks)
+                if (b.domain.empty())
+                    if (auto err = add(b.name, b.hosts, spec))
+                        return err;
+            continue;
+        }
+        auto names = expand_hostlist(spec, "NvlinkDomain");
+        if (!names)
+            return names.error();
+        std::vector<int> hosts;
+        for (const auto &n : names.value()) {
+            int h = fabric.find(n);
+            if (h < 0 || fabric.nodes[h].is_switch)
+                return InputError{"NvlinkDomain", spec,
+                                  "hosts of the fabric (" + n + " is not one of " + fabric.source +
+                                      ")",
+                                  {}, 0};
+            hosts.push_back(h);
+        }
+        if (auto err = add("nvlink-" + std::to_string(fabric.nvlink_domains.size() + 1),
+                           std::move(hosts), spec))
+            return err;
+    }
+    if (gpu_gbps > 0)
+        for (auto &d : fabric.nvlink_domains)
+            if (d.gpu_gbps <= 0)
+                d.gpu_gbps = gpu_gbps;
+    return std::nullopt;
+}
+
 Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency) {
     auto fabric = load_fabric(files.fabric, files.guid_map);
     if (!fabric)
         return fabric.error();
+    if (auto err = add_nvlink_domains(fabric.value(), files.nvlink_domains, files.nvlink_gpu_gbps))
+        return *err;
     return attach_nodes(std::move(fabric).value(), files.nodes, latency);
 }
 

@@ -1,6 +1,7 @@
 #include "slurm_ai/topology/cluster_graph.hpp"
 
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -77,12 +78,123 @@ struct ClusterGraph::Impl {
     std::vector<std::vector<int>> hosts_at_leaf;  // s -> hosts attached (leaf switches)
 
     // Host attachment.
-    std::vector<int> host_switch;       // host -> s, or -1
+    std::vector<int> host_switch;       // host -> s of its first port, or -1
     std::vector<double> host_link_gbs;  // host -> one cable, GB/s
+    std::vector<std::vector<HostPort>> ports;  // host -> its cables to switches
+    std::vector<std::vector<int>> nic_port;    // host -> per NodeTopology NIC: port, or -1
+    std::vector<std::vector<int>> gpu_port;    // host -> per GPU: port, or -1
+    std::vector<int> domain_of;                // host -> outermost NVLink domain, or -1
+    std::vector<std::vector<int>> domain_hosts;  // per Fabric::nvlink_domains entry
 
     Graph graph;
 
     std::size_t S() const { return switch_nodes.size(); }
+
+    // Between two switches with a cable of each end's rate at the ends.
+    PathMetrics leaf_path(int sa, int sb, double gbs_a, double gbs_b) const {
+        PathMetrics m;
+        if (sa < 0 || sb < 0 || hops[sa * S() + sb] == UINT16_MAX) {
+            m.fabric_hops = -1;  // not connected
+            return m;
+        }
+        int d = hops[sa * S() + sb];
+        m.fabric_hops = d + 2;
+        m.bandwidth_gbs = std::min({gbs_a, gbs_b, static_cast<double>(widest[sa * S() + sb])});
+        m.latency_us = 2 * latency.nic_us + (d + 1) * latency.switch_us;
+        return m;
+    }
+
+    // Every host's ports (its cables to switches, in rail order), the NIC and GPU each
+    // port serves, hosts_at_leaf (a host under the leaf of its first port) and the
+    // NVLink domains.
+    void attach_ports() {
+        const std::size_t H = host_nodes.size();
+        ports.assign(H, {});
+        for (const auto &l : fabric.links) {
+            if (l.a < 0 || l.b < 0)
+                continue;
+            bool sw_a = fabric.nodes[l.a].is_switch, sw_b = fabric.nodes[l.b].is_switch;
+            if (sw_a == sw_b)
+                continue;
+            int h = host_by_name.at(fabric.nodes[sw_a ? l.b : l.a].name);
+            ports[h].push_back({sw_a ? l.a : l.b, l.rate.gbps * kGbitToGB, l.rail, l.device});
+        }
+        for (std::size_t h = 0; h < H; ++h) {
+            auto &p = ports[h];
+            std::stable_sort(p.begin(), p.end(), [](const HostPort &x, const HostPort &y) {
+                if ((x.rail < 0) != (y.rail < 0))
+                    return y.rail < 0;
+                if (x.rail != y.rail)
+                    return x.rail < y.rail;
+                if (text::natural_less(x.device, y.device) != text::natural_less(y.device, x.device))
+                    return text::natural_less(x.device, y.device);
+                return x.leaf < y.leaf;
+            });
+            if (!p.empty()) {
+                host_switch[h] = switch_of_node[p.front().leaf];
+                hosts_at_leaf[host_switch[h]].push_back(static_cast<int>(h));
+            }
+        }
+        nic_port.assign(H, {});
+        gpu_port.assign(H, {});
+        for (std::size_t h = 0; h < H; ++h) {
+            const NodeTopology &t = *host_topology[h];
+            const auto &p = ports[h];
+            auto &np = nic_port[h];
+            np.assign(t.nics.size(), p.empty() ? -1 : 0);
+            if (p.size() > 1) {
+                // By device name, then the unnamed ports to the fabric NICs left, in order.
+                std::fill(np.begin(), np.end(), -1);
+                std::vector<bool> taken(p.size(), false);
+                for (std::size_t n = 0; n < t.nics.size(); ++n)
+                    for (std::size_t k = 0; k < p.size(); ++k)
+                        if (!taken[k] && !p[k].device.empty() && p[k].device == t.nics[n].name) {
+                            np[n] = static_cast<int>(k);
+                            taken[k] = true;
+                            break;
+                        }
+                bool any_fabric = std::any_of(t.nics.begin(), t.nics.end(),
+                                              [](const Nic &n) { return n.fabric(); });
+                std::size_t k = 0;
+                for (std::size_t n = 0; n < t.nics.size(); ++n) {
+                    if (np[n] >= 0 || (any_fabric && !t.nics[n].fabric()))
+                        continue;
+                    while (k < p.size() && taken[k])
+                        ++k;
+                    if (k == p.size())
+                        break;
+                    np[n] = static_cast<int>(k);
+                    taken[k] = true;
+                }
+            }
+            const auto &pair = nic_of_gpu.at(&t);
+            gpu_port[h].assign(t.gpus.size(), p.empty() ? -1 : 0);
+            for (std::size_t i = 0; i < t.gpus.size(); ++i)
+                if (pair[i] >= 0 && np[pair[i]] >= 0)
+                    gpu_port[h][i] = np[pair[i]];
+        }
+        // Domains: each host in the outermost one that holds it.
+        domain_of.assign(H, -1);
+        domain_hosts.assign(fabric.nvlink_domains.size(), {});
+        for (int pass = 0; pass < 2; ++pass)
+            for (std::size_t d = 0; d < fabric.nvlink_domains.size(); ++d) {
+                const auto &dom = fabric.nvlink_domains[d];
+                if (dom.parent.empty() != (pass == 0))
+                    continue;
+                for (int node : dom.hosts) {
+                    int h = host_by_name.at(fabric.nodes[node].name);
+                    if (domain_of[h] < 0)
+                        domain_of[h] = static_cast<int>(d);
+                }
+            }
+        for (std::size_t h = 0; h < H; ++h)
+            if (domain_of[h] >= 0)
+                domain_hosts[domain_of[h]].push_back(static_cast<int>(h));
+    }
+
+    int port_switch(int host, int port) const {
+        return port < 0 ? -1 : switch_of_node[ports[host][port].leaf];
+    }
 
     PathMetrics host_path(int a, int b) const {
         PathMetrics m;
@@ -90,17 +202,24 @@ struct ClusterGraph::Impl {
             m.bandwidth_gbs = host_link_gbs[a];
             return m;
         }
-        int sa = host_switch[a], sb = host_switch[b];
-        if (sa < 0 || sb < 0 || hops[sa * S() + sb] == UINT16_MAX) {
-            m.fabric_hops = -1;  // not connected
+        if (ports[a].empty() || ports[b].empty()) {
+            m.fabric_hops = -1;
             return m;
         }
-        int d = hops[sa * S() + sb];
-        m.fabric_hops = d + 2;
-        m.bandwidth_gbs = std::min(
-            {host_link_gbs[a], host_link_gbs[b], static_cast<double>(widest[sa * S() + sb])});
-        m.latency_us = 2 * latency.nic_us + (d + 1) * latency.switch_us;
-        return m;
+        // The pair of ports with the fewest hops (one rail), the first such pair on a tie.
+        int best_a = 0, best_b = 0, best_hops = std::numeric_limits<int>::max();
+        for (std::size_t i = 0; i < ports[a].size(); ++i)
+            for (std::size_t j = 0; j < ports[b].size(); ++j) {
+                int h = hops[port_switch(a, static_cast<int>(i)) * S() +
+                             port_switch(b, static_cast<int>(j))];
+                if (h < best_hops) {
+                    best_hops = h;
+                    best_a = static_cast<int>(i);
+                    best_b = static_cast<int>(j);
+                }
+            }
+        return leaf_path(port_switch(a, best_a), port_switch(b, best_b), host_link_gbs[a],
+                         host_link_gbs[b]);
     }
 };
 
@@ -117,6 +236,7 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
     g.latency = latency;
     fabric.index_links();
     fabric.infer_levels();
+    fabric.infer_rails();
     g.fabric = std::move(fabric);
     const Fabric &f = g.fabric;
 
@@ -197,17 +317,12 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
                 lower[sa].push_back(sb);
             }
         } else if (sw_a != sw_b) {
-            int host_node = sw_a ? b : a, sw = g.switch_of_node[sw_a ? a : b];
-            int h = g.host_by_name.at(f.nodes[host_node].name);
-            // A host cabled to several switches is placed under the first one found;
-            // its fastest cable is what one flow gets.
-            if (g.host_switch[h] < 0) {
-                g.host_switch[h] = sw;
-                g.hosts_at_leaf[sw].push_back(h);
-            }
+            int h = g.host_by_name.at(f.nodes[sw_a ? b : a].name);
+            // Its fastest cable is what one flow of the host gets.
             g.host_link_gbs[h] = std::max(g.host_link_gbs[h], e.cable_gbs);
         }
     }
+    g.attach_ports();
 
     // GPUs inside each host: an edge to the host (its PCIe path to the NIC), direct
     // NVLink pairs, and one NVSwitch vertex per host whose GPUs share switches.
@@ -325,31 +440,139 @@ PathMetrics ClusterGraph::host_path(int a, int b) const {
 }
 
 PathMetrics ClusterGraph::gpu_path(GpuRef a, GpuRef b) const {
+    if (a.gpu < 0 || b.gpu < 0)
+        return impl_->host_path(a.host, b.host);
+    return gpu_path(a, b, a.host == b.host ? Route{} : route(a, b));
+}
+
+PathMetrics ClusterGraph::gpu_path(GpuRef a, GpuRef b, const Route &r) const {
     const Impl &g = *impl_;
     if (a.gpu < 0 || b.gpu < 0)
         return g.host_path(a.host, b.host);
     const NodeTopology &ta = *g.host_topology[a.host];
+    PathMetrics m;
     if (a.host == b.host) {
-        PathMetrics m;
         m.intra = ta.path(a.gpu, b.gpu);
         m.bandwidth_gbs = ta.bandwidth(a.gpu, b.gpu);
         m.latency_us = intra_latency(g.latency, m.intra);
         return m;
     }
+    if (r.nvlink) {
+        m.intra = PathType::kNVSwitch;
+        m.bandwidth_gbs = std::min(domain_gpu_gbs(a), domain_gpu_gbs(b));
+        m.latency_us = g.latency.nvlink_us + g.latency.switch_us;
+        return m;
+    }
     const NodeTopology &tb = *g.host_topology[b.host];
-    PathMetrics m = g.host_path(a.host, b.host);
-    auto to_nic = [&](const NodeTopology &t, int gpu) {
-        int nic = g.nic_of_gpu.at(&t)[gpu];
+    auto gbs = [&](int host, int port) {
+        return port < 0 ? g.host_link_gbs[host] : g.ports[host][port].gbs;
+    };
+    m = g.leaf_path(g.port_switch(a.host, r.src_port), g.port_switch(b.host, r.dst_port),
+                    gbs(a.host, r.src_port), gbs(b.host, r.dst_port));
+    auto to_nic = [&](const NodeTopology &t, int gpu, int nic) {
         if (nic < 0)
             return std::make_pair(kDefaultPcieGBs, PathType::kHostBridge);
         return std::make_pair(t.gpu_nic_bandwidth[gpu * t.nics.size() + nic], t.nic_path(gpu, nic));
     };
-    auto [bw_a, path_a] = to_nic(ta, a.gpu);
-    auto [bw_b, path_b] = to_nic(tb, b.gpu);
+    int sender = r.proxy_gpu >= 0 ? r.proxy_gpu : a.gpu;
+    auto [bw_a, path_a] = to_nic(ta, sender, r.src_nic);
+    auto [bw_b, path_b] = to_nic(tb, b.gpu, r.dst_nic);
     m.intra = std::max(path_a, path_b);
     m.bandwidth_gbs = std::min({m.bandwidth_gbs, bw_a, bw_b});
     m.latency_us += intra_latency(g.latency, path_a) + intra_latency(g.latency, path_b);
+    if (r.proxy_gpu >= 0) {  // the NVLink hop to the proxy first
+        PathType hop = ta.path(a.gpu, r.proxy_gpu);
+        m.intra = std::max(m.intra, hop);
+        m.bandwidth_gbs = std::min(m.bandwidth_gbs, ta.bandwidth(a.gpu, r.proxy_gpu));
+        m.latency_us += intra_latency(g.latency, hop);
+    }
     return m;
+}
+
+const std::vector<HostPort> &ClusterGraph::ports(int host) const {
+    return impl_->ports[host];
+}
+int ClusterGraph::gpu_port(GpuRef g) const {
+    const Impl &i = *impl_;
+    if (i.ports[g.host].empty())
+        return -1;
+    return g.gpu < 0 ? 0 : i.gpu_port[g.host][g.gpu];
+}
+int ClusterGraph::gpu_rail(GpuRef g) const {
+    int p = gpu_port(g);
+    return p < 0 ? -1 : impl_->ports[g.host][p].rail;
+}
+int ClusterGraph::nic_port(int host, int nic) const {
+    return nic < 0 ? -1 : impl_->nic_port[host][nic];
+}
+int ClusterGraph::nvlink_domain(int host) const {
+    return impl_->domain_of[host];
+}
+const std::vector<int> &ClusterGraph::domain_hosts(int domain) const {
+    return impl_->domain_hosts[domain];
+}
+double ClusterGraph::domain_gpu_gbs(GpuRef g) const {
+    const Impl &i = *impl_;
+    int d = i.domain_of[g.host];
+    if (d >= 0 && i.fabric.nvlink_domains[d].gpu_gbps > 0)
+        return i.fabric.nvlink_domains[d].gpu_gbps * kGbitToGB;
+    const NodeTopology &t = *i.host_topology[g.host];
+    if (g.gpu >= 0 && t.gpus[g.gpu].nvlink_gbs > 0)
+        return t.gpus[g.gpu].nvlink_gbs;
+    return kDefaultDomainGpuGBs;
+}
+
+Route ClusterGraph::route(GpuRef a, GpuRef b) const {
+    const Impl &g = *impl_;
+    Route r;
+    if (a.host == b.host)
+        return r;
+    if (a.gpu >= 0 && b.gpu >= 0 && g.domain_of[a.host] >= 0 &&
+        g.domain_of[a.host] == g.domain_of[b.host]) {
+        r.nvlink = true;
+        return r;
+    }
+    auto nic = [&](GpuRef x) {
+        return x.gpu < 0 ? -1 : g.nic_of_gpu.at(g.host_topology[x.host])[x.gpu];
+    };
+    r.src_port = gpu_port(a);
+    r.dst_port = gpu_port(b);
+    r.src_nic = nic(a);
+    r.dst_nic = nic(b);
+    if (r.src_port < 0 || r.dst_port < 0)
+        return r;
+    const auto &pa = g.ports[a.host];
+    const int dst_leaf = g.ports[b.host][r.dst_port].leaf;
+    if (pa[r.src_port].leaf == dst_leaf)
+        return r;
+    int q = -1;
+    for (std::size_t k = 0; k < pa.size() && q < 0; ++k)
+        if (pa[k].leaf == dst_leaf)
+            q = static_cast<int>(k);
+    if (q < 0)
+        return r;
+    if (a.gpu < 0) {  // a host's own traffic may leave by any of its ports
+        r.src_port = q;
+        return r;
+    }
+    // PXN: the best NVLink-connected GPU on port q.
+    const NodeTopology &t = *g.host_topology[a.host];
+    double best = 0;
+    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+        int gi = static_cast<int>(i);
+        PathType p = t.path(a.gpu, gi);
+        if (g.gpu_port[a.host][i] != q || (p != PathType::kNVLink && p != PathType::kNVSwitch))
+            continue;
+        if (t.bandwidth(a.gpu, gi) > best) {
+            best = t.bandwidth(a.gpu, gi);
+            r.proxy_gpu = gi;
+        }
+    }
+    if (r.proxy_gpu >= 0) {
+        r.src_port = q;
+        r.src_nic = nic({a.host, r.proxy_gpu});
+    }
+    return r;
 }
 
 std::optional<Subtree> ClusterGraph::smallest_subtree(std::span<const int> free_hosts,

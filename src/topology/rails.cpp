@@ -7,48 +7,10 @@
 #include <string_view>
 #include <vector>
 
+#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
-namespace {
-
-// Device names in natural order: digit runs compare as numbers, so mlx5_2 < mlx5_10 and
-// HCA-1 < HCA-2; an empty name (unknown) after every named one.
-bool natural_less(std::string_view a, std::string_view b) {
-    if (a.empty() != b.empty())
-        return b.empty();
-    auto digit = [](char c) { return c >= '0' && c <= '9'; };
-    std::size_t i = 0, j = 0;
-    while (i < a.size() && j < b.size()) {
-        if (digit(a[i]) && digit(b[j])) {
-            std::size_t ie = i, je = j;
-            while (ie < a.size() && digit(a[ie]))
-                ++ie;
-            while (je < b.size() && digit(b[je]))
-                ++je;
-            std::string_view na = a.substr(i, ie - i), nb = b.substr(j, je - j);
-            while (na.size() > 1 && na.front() == '0')
-                na.remove_prefix(1);
-            while (nb.size() > 1 && nb.front() == '0')
-                nb.remove_prefix(1);
-            if (na.size() != nb.size())
-                return na.size() < nb.size();
-            if (na != nb)
-                return na < nb;
-            i = ie;
-            j = je;
-        } else {
-            if (a[i] != b[j])
-                return a[i] < b[j];
-            ++i;
-            ++j;
-        }
-    }
-    return a.size() - i < b.size() - j;
-}
-
-}  // namespace
-
 namespace {
 
 struct HostNic {
@@ -94,8 +56,8 @@ void Fabric::infer_rails() {
                 nics.push_back({l.device, other, false});
         }
         std::sort(nics.begin(), nics.end(), [](const HostNic &x, const HostNic &y) {
-            if (natural_less(x.device, y.device) != natural_less(y.device, x.device))
-                return natural_less(x.device, y.device);
+            if (text::natural_less(x.device, y.device) != text::natural_less(y.device, x.device))
+                return text::natural_less(x.device, y.device);
             return x.leaf < y.leaf;
         });
         bool two_leaves = false;

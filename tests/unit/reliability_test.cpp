@@ -106,7 +106,7 @@ TEST_CASE("a job with fewer GPUs than nodes is placed on all of its nodes", "[se
     auto names = x5_hosts();
     SelectService s;
     load_x5(s, dir.path, names);
-    std::vector<SelectNode> view(names.size(), SelectNode{true, 0xf, 1});
+    std::vector<SelectNode> view(names.size(), SelectNode{true, 0xf, 1, 0});
     for (std::uint32_t nodes : {2u, 4u, 16u}) {
         INFO(nodes << " nodes, 2 GPUs");
         // sbatch -N<nodes> --gpus=2: two GPUs for the whole job, the other nodes without.
@@ -166,7 +166,7 @@ TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[ser
         for (std::size_t i = 0; i < names.size(); ++i) {
             const unsigned bits = (d[7] + i * 37u) % 251u;
             view[i] =
-                SelectNode{bits % 5 != 0, bits % 16, 1 + static_cast<std::uint32_t>(bits % 3)};
+                SelectNode{bits % 5 != 0, bits % 16, 1 + static_cast<std::uint32_t>(bits % 3), 0};
         }
         std::vector<std::string> lines;
         std::string rest = text.substr(8);

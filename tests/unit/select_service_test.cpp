@@ -96,7 +96,7 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
     view[0].usable = false;  // g1 not a candidate
 
     SelectJob job{7, 2, 2, 2, 4, 2, 0, {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"}};
@@ -132,7 +132,7 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1});
+    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1, 0});
     struct Case {
         const char *what, *elastic;
         std::uint32_t slurm_min, slurm_max;
@@ -186,7 +186,7 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1});
+    const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1, 0});
     const std::string dag =
         std::string(kDagEnvName) + R"(={"t":[["a",4,0.01],["b",4,0.01]],"e":[[0,1,67108864]]})";
     // 8 GPUs in the DAG; the job asks Slurm for 2 nodes with 2 GPUs each.
@@ -251,7 +251,7 @@ TEST_CASE("a job's options are decoded once while its environment stays", "[serv
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    std::vector<SelectNode> busy(4, SelectNode{true, 0x1, 1});  // one free GPU per node
+    std::vector<SelectNode> busy(4, SelectNode{true, 0x1, 1, 0});  // one free GPU per node
     const std::string dag =
         std::string(kDagEnvName) + R"(={"t":[["a",2,0.01],["b",2,0.01]],"e":[[0,1,67108864]]})";
     // A pending job that does not fit (2 GPUs on each of 2 nodes), tested pass after pass,

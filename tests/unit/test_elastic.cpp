@@ -312,8 +312,8 @@ TEST_CASE(
                          std::string(SLURM_AI_TEST_INPUTS) + "/two-leaves.topology.conf",
                          {"g1", "g2", "g3", "g4"}));
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=2:4"};
-    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
-    view[3] = SelectNode{false, 0, 1};  // g4 is busy
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    view[3] = SelectNode{false, 0, 1, 0};  // g4 is busy
     auto o = s.decide(SelectJob{5, 1, 100, 4, 4, 1, 0, env}, view);
     REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
     CHECK(o.nodes.size() == 3);  // MAX does not fit, three of four do
@@ -322,8 +322,8 @@ TEST_CASE(
     CHECK(o.req_nodes == 3);
 
     // An expansion of a job on g1 (node 0) by one node: g2, under g1's leaf.
-    std::vector<SelectNode> rest(4, SelectNode{true, 0xf, 1});
-    rest[0] = SelectNode{false, 0, 1};
+    std::vector<SelectNode> rest(4, SelectNode{true, 0xf, 1, 0});
+    rest[0] = SelectNode{false, 0, 1, 0};
     const std::vector<const char *> parent{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce"};
     std::vector<int> parent_nodes{0};
     auto e = s.decide_expansion(SelectJob{6, 1, 1, 4, 4, 1, 0, {}}, 5, parent_nodes, parent, rest);

@@ -233,7 +233,7 @@ TEST_CASE("the select service plans a gang once and holds the nodes of its membe
     SelectService s;
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3:5m"};
-    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
     std::vector<SelectGangMember> members{pending_member(11, env), pending_member(12, env)};
 
     // Two of three submitted: every member waits, with its reason as SystemComment.
@@ -283,8 +283,8 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
     std::vector<SelectGangMember> members{pending_member(21, env), pending_member(22, env),
                                           pending_member(23, env)};
     // Only g1 and g2 can take a member: three do not fit, so none starts.
-    std::vector<SelectNode> two_free(4, SelectNode{false, 0, 1});
-    two_free[0] = two_free[1] = SelectNode{true, 0xf, 1};
+    std::vector<SelectNode> two_free(4, SelectNode{false, 0, 1, 0});
+    two_free[0] = two_free[1] = SelectNode{true, 0xf, 1, 0};
     for (auto &m : members)
         m.usable = {1, 1, 0, 0};
     auto o = s.decide_gang(members[0].job, 0, members, two_free, 3000, true);
@@ -293,7 +293,7 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
     CHECK(s.gang_reserved(99, 3000).empty());
 
     // All fit: planned; nobody starts within the plan's lifetime: the hold is dropped.
-    std::vector<SelectNode> all_free(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectNode> all_free(4, SelectNode{true, 0xf, 1, 0});
     for (auto &m : members)
         m.usable = {1, 1, 1, 1};
     REQUIRE(s.decide_gang(members[0].job, 0, members, all_free, 3001, true).kind ==
@@ -325,7 +325,7 @@ TEST_CASE("the gang file reads back as the plugin wrote it, its state an enum", 
     SelectService s;
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=pair:2:1m:onfail=keep"};
-    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1});
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
     std::vector<SelectGangMember> members{pending_member(21, env)};
     s.decide_gang(members[0].job, 7, members, view, 1030, true);  // 9 s after submission
     REQUIRE_FALSE(s.save_gangs(dir, 1030));

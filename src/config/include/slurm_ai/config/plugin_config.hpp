@@ -7,6 +7,11 @@
 //   GuidMap=PATH              GUID-to-hostname map for an ibnetdiscover fabric
 //   NodeTopology=PATH         hwloc or NCCL XML of every node; or HOSTLIST=PATH for some
 //                             (repeatable; later lines win)
+//   NvlinkDomain=HOSTLIST     hosts that form one multi-node NVLink domain (a GB200 NVL72
+//                             rack); repeatable. NvlinkDomain=blocks: every block of the
+//                             fabric's block topology is one (as topograph writes them)
+//   NvlinkGbps=X              NVLink bandwidth of a GPU to other hosts of its domain, Gb/s
+//                             per direction (default: the GPU's NVLink, else 7200)
 //   Policy=NAME               engine (default), engine-norisk, tree-bestfit, slurm-default,
 //                             or passthrough (plain cons_tres for every job)
 //   TimeBudgetMs=N            hard bound on the engine's search per job (default 5)
@@ -18,7 +23,8 @@
 //                             without hints (default yes)
 //   CostAlphaIntraUs=X, CostAlphaInterUs=X, CostIntraEfficiency=X,
 //   CostInterEfficiency=X     the cost model's constants (see docs/cost-model.md)
-//   RiskHostPerDay=X, RiskSwitchPerDay=X   failure rates of the risk model
+//   RiskHostPerDay=X, RiskSwitchPerDay=X, RiskDomainPerDay=X   failure rates of the risk
+//                             model (a host, a leaf switch, an NVLink domain)
 //   Debug=yes|no              log what plain cons_tres would have chosen (default no)
 //   ElasticViewDir=PATH       where resized jobs find their node list, host file and
 //                             world size (default <StateSaveLocation>/ai_elastic/views)

@@ -25,6 +25,11 @@ struct ClusterState {
     std::vector<double> failures;      // per host: decayed count of recent failures
     std::vector<double> uplink_load;   // per Fabric node (switches): share of uplink
                                        // capacity other jobs use, in [0, 1)
+    std::vector<std::uint8_t> down;    // per host: down, drained or failing in Slurm
+
+    // An NVLink domain (ClusterGraph::nvlink_domain) with a member down or drained, or
+    // that the fabric file marks degraded.
+    bool domain_degraded(int domain) const;
 
     int free_gpu_count(int host) const;
     bool host_free(int host) const;  // usable with every GPU free

@@ -6,8 +6,10 @@
 //     cascades: every host that can no longer reach the sink is lost with it;
 //   - in a dense cyclic graph (rings, all-to-all) it self-limits: the survivors stay
 //     connected and only the failed hosts are lost.
-// Failure domains are each host and each leaf switch the job uses (a switch takes all the
-// job's hosts below it); hosts and switches that failed recently fail more often.
+// Failure domains are each host, each leaf switch the job uses (a switch takes all the
+// job's hosts below it) and each multi-node NVLink domain (its NVSwitch trays and IMEX
+// take all the job's hosts in it); hosts and switches that failed recently fail more
+// often, and a degraded NVLink domain (a member down or drained) more often still.
 // The score is the expected share of the job lost per day.
 #pragma once
 
@@ -23,6 +25,8 @@ namespace slurm_ai {
 struct RiskConstants {
     double host_per_day = 1e-3;    // base failure rate of a host
     double switch_per_day = 5e-4;  // base failure rate of a leaf switch
+    double domain_per_day = 5e-4;  // base failure rate of an NVLink domain
+    double degraded_factor = 20;   // a degraded domain's rate is this many times higher
     // A host's rate is multiplied by 1 + recent_factor x its decayed failure count (and a
     // switch's by the count summed over the hosts below it).
     double recent_factor = 10.0;

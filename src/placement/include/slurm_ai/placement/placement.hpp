@@ -41,6 +41,16 @@ std::vector<int> ring_host_order(const ClusterGraph &graph, std::vector<int> hos
 // best linked to the previous (ties: lower index). Also used by the SPANK plugin.
 std::vector<int> gpu_ring_order(const NodeTopology &t, std::vector<int> gpus);
 
+// The order in which a host's ranks use its GPUs: gpu_ring_order, then (stable) by the
+// rail of each GPU's NIC where every one has a rail (gpu_rail, topology GPU index -> rail;
+// empty: no rails), so that local rank k of every host sits on the same rail when the
+// hosts give GPUs of the same rails. The engine and the SPANK plugin both call it.
+std::vector<int> gpu_rank_order(const NodeTopology &t, std::vector<int> gpus,
+                                const std::vector<int> &gpu_rail);
+// The rail of each of a host's GPUs (ClusterGraph::gpu_rail); empty where the host's
+// fabric has no rails.
+std::vector<int> host_gpu_rails(const ClusterGraph &graph, int host);
+
 // Host names compressed as a Slurm hostlist, and "n1:0,1 n2:2,3"-style GPU lists.
 std::string host_list(const ClusterGraph &graph, const Placement &p);
 std::string gpu_list(const ClusterGraph &graph, const Placement &p);

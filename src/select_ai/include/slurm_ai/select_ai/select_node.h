@@ -13,6 +13,7 @@ typedef struct ai_node {
     uint8_t usable;     /* in the candidate bitmap, with room for one node of the job */
     uint64_t free_gpus; /* bit g: GPU g of the node is free */
     uint32_t weight;    /* Slurm's node Weight */
+    uint8_t down;       /* down, drained or failing: its NVLink domain is degraded */
 } ai_node_t;
 
 #endif

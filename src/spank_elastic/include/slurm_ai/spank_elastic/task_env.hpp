@@ -54,10 +54,13 @@ struct TaskBinding {
 };
 
 // node_gpus: the step's GPUs on this node as topology indexes (SLURM_STEP_GPUS), in
-// Slurm's order. Tasks split them evenly along the ring; when they do not divide evenly
-// the task gets all of them (and NICs/CPUs for all). topo may be null (nothing known).
+// Slurm's order. Tasks split them evenly along the ring (gpu_rank_order: by rail where
+// gpu_rails gives every GPU's rail, as the engine ordered them); when they do not divide
+// evenly the task gets all of them (and NICs/CPUs for all). topo may be null (nothing
+// known).
 TaskBinding bind_task(const NodeTopology *topo, const std::vector<int> &node_gpus,
-                      std::uint32_t local_id, std::uint32_t local_count);
+                      std::uint32_t local_id, std::uint32_t local_count,
+                      const std::vector<int> &gpu_rails = {});
 
 // One task's place in the step, and what Slurm already put in its environment.
 struct TaskPlace {
@@ -65,6 +68,8 @@ struct TaskPlace {
     std::uint32_t local_id = 0;         // task index on this node (S_TASK_ID)
     std::vector<int> node_gpus;         // SLURM_STEP_GPUS: topology indexes
     std::vector<std::string> cuda_ids;  // CUDA_VISIBLE_DEVICES as Slurm set it
+    std::vector<int> gpu_rails{};       // this node's GPUs -> rail (host_gpu_rails); empty:
+                                        // the fabric has no rails here
 };
 
 using EnvList = std::vector<std::pair<std::string, std::string>>;

@@ -3,6 +3,7 @@
 // hostlists of them. The tools and the select plugin describe clusters this way.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,7 +17,16 @@ struct ClusterFiles {
     std::string fabric;              // topology.conf or ibnetdiscover output
     std::string guid_map;            // optional, for ibnetdiscover
     std::vector<std::string> nodes;  // "FILE" (every host) or "HOSTLIST=FILE"; later wins
+    // Multi-node NVLink domains the fabric file does not describe: a hostlist each, or
+    // "blocks" (each block of the fabric that names no domain is one).
+    std::vector<std::string> nvlink_domains{};
+    double nvlink_gpu_gbps = 0;  // their GPUs' NVLink to other hosts, Gb/s; 0: default
 };
+
+// Adds ClusterFiles::nvlink_domains to a fabric ("nvlink-N" or the block's name). A host
+// in two domains, or not in the fabric, is an error naming NvlinkDomain and the value.
+std::optional<InputError> add_nvlink_domains(Fabric &fabric, const std::vector<std::string> &specs,
+                                             double gpu_gbps);
 
 Parsed<ClusterGraph> load_cluster(const ClusterFiles &files, LatencyModel latency = {});
 

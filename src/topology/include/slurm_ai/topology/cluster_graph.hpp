@@ -22,6 +22,29 @@
 
 namespace slurm_ai {
 
+// One cable from a host to a switch: a NIC's port (several on a rail-optimized fabric).
+struct HostPort {
+    int leaf = -1;          // the switch, as a Fabric::nodes index
+    double gbs = 0;         // the cable's rate, GB/s per direction
+    int rail = -1;          // its rail (Fabric::infer_rails), or -1
+    std::string device{};   // the NIC's device name where the fabric gives it
+};
+
+// How a flow between two GPUs of different hosts travels.
+struct Route {
+    bool nvlink = false;  // inside one multi-node NVLink domain: NVLink, no NIC or switch
+    int src_port = -1;    // the port (HostPort index) that sends, on the source host
+    int dst_port = -1;    // the port that receives, on the destination host
+    int proxy_gpu = -1;   // PXN: the source host's GPU on the destination's rail, which the
+                          // data reaches over NVLink first and whose NIC sends; -1: none
+    int src_nic = -1;     // NodeTopology::nics index that sends (the proxy's NIC with PXN)
+    int dst_nic = -1;     // and receives; -1 where the topology names no NIC
+};
+
+// NVLink bandwidth of a GPU towards other hosts of its domain where neither the domain nor
+// the GPU says (GB200 NVL72: NVLink 5, 18 links of 50 GB/s per direction).
+inline constexpr double kDefaultDomainGpuGBs = 900.0;
+
 // Latencies used for paths (microseconds). Defaults are typical published figures; the
 // placement engine's fitted constants may replace them.
 struct LatencyModel {
@@ -88,8 +111,32 @@ class ClusterGraph {
     std::size_t vertex_count() const;
     std::size_t edge_count() const;
 
+    // Hosts: through the pair of their ports with the fewest switch hops. GPUs: as route()
+    // sends them.
     PathMetrics host_path(int a, int b) const;
     PathMetrics gpu_path(GpuRef a, GpuRef b) const;
+    PathMetrics gpu_path(GpuRef a, GpuRef b, const Route &r) const;
+
+    // Rails and NVLink domains. A host's ports are in rail order (then device name); a GPU
+    // sends through the port of the NIC it is paired with (NodeTopology::gpu_nic_pairing),
+    // matched to the fabric by device name, else by order (the k-th fabric NIC on the k-th
+    // port); a host with one port sends everything through it.
+    const std::vector<HostPort> &ports(int host) const;
+    int gpu_port(GpuRef g) const;  // -1 for a host without ports; port 0 for a host rank
+    int gpu_rail(GpuRef g) const;  // the rail of gpu_port, or -1
+    int nic_port(int host, int nic) const;
+    // Between different hosts: inside one NVLink domain over NVLink; else from the GPU's
+    // port to the destination GPU's port, except that where they sit on different leaves
+    // and the source host has a port on the destination's leaf, the data first crosses
+    // NVLink to a GPU on that port (NCCL's PXN), when one is NVLink-connected.
+    Route route(GpuRef a, GpuRef b) const;
+    // The multi-node NVLink domain of a host (Fabric::nvlink_domains index of the outermost
+    // domain holding it), or -1; its hosts, in host order.
+    int nvlink_domain(int host) const;
+    const std::vector<int> &domain_hosts(int domain) const;
+    // A GPU's NVLink bandwidth to GPUs of other hosts in its domain, GB/s per direction:
+    // the domain's gpu_gbps, else the GPU's own NVLink total, else kDefaultDomainGpuGBs.
+    double domain_gpu_gbs(GpuRef g) const;
 
     // The lowest switch whose subtree holds at least n of free_hosts; among switches of
     // one level the one with the fewest free hosts (best fit, keeping large free blocks
