@@ -164,14 +164,17 @@ std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
                 // A leaf without uplinks is a root: nothing above it to share.
                 if (u.leaf_a != u.leaf_b && u.leaf_a >= 0 && u.leaf_b >= 0) {
                     if (graph_->uplink_gbs(u.leaf_a) > 0)
-                        rate = std::min(rate, uplink_gbs(u.leaf_a) / count[key(kUpOut, u.leaf_a, 0)]);
+                        rate =
+                            std::min(rate, uplink_gbs(u.leaf_a) / count[key(kUpOut, u.leaf_a, 0)]);
                     if (graph_->uplink_gbs(u.leaf_b) > 0)
-                        rate = std::min(rate, uplink_gbs(u.leaf_b) / count[key(kUpIn, u.leaf_b, 0)]);
+                        rate =
+                            std::min(rate, uplink_gbs(u.leaf_b) / count[key(kUpIn, u.leaf_b, 0)]);
                 }
             }
         }
         double alpha = (a.host == b.host ? c_.alpha_intra_s : c_.alpha_inter_s) + path_s;
-        times[i] = alpha + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
+        times[i] =
+            alpha + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
     }
     return times;
 }

@@ -60,12 +60,15 @@ CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo) 
         consider("ring", s, {{"ring", s}});
     }
     if (algo.empty() || algo == "hierarchical") {
+        // The time first: an argument's copy of t may be taken before the call fills it.
         std::vector<std::pair<std::string, double>> t;
-        consider("hierarchical", hierarchical_allreduce_s(m, bytes, &t), t);
+        double s = hierarchical_allreduce_s(m, bytes, &t);
+        consider("hierarchical", s, std::move(t));
     }
     if (algo.empty() || algo == "tree") {
         std::vector<std::pair<std::string, double>> t;
-        consider("tree", tree_allreduce_s(m, bytes, &t), t);
+        double s = tree_allreduce_s(m, bytes, &t);
+        consider("tree", s, std::move(t));
     }
     if (best.seconds < 0) {  // uneven hosts and a named algorithm that needs them even
         double s = ring_allreduce_s(m, {ring}, bytes);

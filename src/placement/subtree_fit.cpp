@@ -32,8 +32,8 @@ std::optional<SearchContext> make_context(const PlacementEngine &engine, const J
     // The group an NVLink domain should hold: a tensor-parallel group, or every rank of
     // an all-to-all (its experts exchange tokens among all of them).
     std::uint32_t group = d.comm.pattern == CommPattern::kTensorParallel ? d.comm.tp_size
-                          : d.comm.pattern == CommPattern::kMoE         ? d.ranks()
-                                                                        : 1;
+                          : d.comm.pattern == CommPattern::kMoE          ? d.ranks()
+                                                                         : 1;
     if (c.per_host > 0 && group > 1)
         c.group_hosts = std::clamp(static_cast<int>((group + c.per_host - 1) / c.per_host), 1,
                                    std::max(1, c.hosts_needed));
@@ -220,10 +220,17 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
         return p;
     int remaining = c.gpus_needed;
     bool multi = hosts.size() > 1;
-    // Rank k of every host on one rail: each host after the first wants the rails the
-    // first host's GPUs use, in rank order.
+    // Rank k of every host on one rail: the host with the fewest free GPUs chooses first,
+    // and the others want the rails its GPUs use, in rank order.
+    std::vector<std::size_t> turn(hosts.size());
+    for (std::size_t i = 0; i < turn.size(); ++i)
+        turn[i] = i;
+    if (best_linked && c.per_host)
+        std::stable_sort(turn.begin(), turn.end(), [&](std::size_t a, std::size_t b) {
+            return c.state.free_gpu_count(hosts[a]) < c.state.free_gpu_count(hosts[b]);
+        });
     std::vector<int> wanted;
-    for (std::size_t i = 0; i < hosts.size(); ++i) {
+    for (std::size_t i : turn) {
         int h = hosts[i];
         int k = c.per_host ? std::min(c.per_host, remaining)
                            : std::min(c.state.free_gpu_count(h), remaining);

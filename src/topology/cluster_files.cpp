@@ -68,10 +68,12 @@ std::optional<InputError> add_nvlink_domains(Fabric &fabric, const std::vector<s
                    const std::string &spec) -> std::optional<InputError> {
         for (int h : hosts)
             if (!owner[h].empty())
-                return InputError{"NvlinkDomain", spec,
+                return InputError{"NvlinkDomain",
+                                  spec,
                                   "hosts in no other NVLink domain (" + fabric.nodes[h].name +
                                       " is in " + owner[h] + ")",
-                                  {}, 0};
+                                  {},
+                                  0};
         for (int h : hosts)
             owner[h] = name;
         fabric.nvlink_domains.push_back(NvlinkDomain{name, std::move(hosts), "", gpu_gbps, false});
@@ -92,10 +94,12 @@ std::optional<InputError> add_nvlink_domains(Fabric &fabric, const std::vector<s
         for (const auto &n : names.value()) {
             int h = fabric.find(n);
             if (h < 0 || fabric.nodes[h].is_switch)
-                return InputError{"NvlinkDomain", spec,
-                                  "hosts of the fabric (" + n + " is not one of " + fabric.source +
-                                      ")",
-                                  {}, 0};
+                return InputError{
+                    "NvlinkDomain",
+                    spec,
+                    "hosts of the fabric (" + n + " is not one of " + fabric.source + ")",
+                    {},
+                    0};
             hosts.push_back(h);
         }
         if (auto err = add("nvlink-" + std::to_string(fabric.nvlink_domains.size() + 1),

@@ -78,12 +78,12 @@ struct ClusterGraph::Impl {
     std::vector<std::vector<int>> hosts_at_leaf;  // s -> hosts attached (leaf switches)
 
     // Host attachment.
-    std::vector<int> host_switch;       // host -> s of its first port, or -1
-    std::vector<double> host_link_gbs;  // host -> one cable, GB/s
-    std::vector<std::vector<HostPort>> ports;  // host -> its cables to switches
-    std::vector<std::vector<int>> nic_port;    // host -> per NodeTopology NIC: port, or -1
-    std::vector<std::vector<int>> gpu_port;    // host -> per GPU: port, or -1
-    std::vector<int> domain_of;                // host -> outermost NVLink domain, or -1
+    std::vector<int> host_switch;                // host -> s of its first port, or -1
+    std::vector<double> host_link_gbs;           // host -> one cable, GB/s
+    std::vector<std::vector<HostPort>> ports;    // host -> its cables to switches
+    std::vector<std::vector<int>> nic_port;      // host -> per NodeTopology NIC: port, or -1
+    std::vector<std::vector<int>> gpu_port;      // host -> per GPU: port, or -1
+    std::vector<int> domain_of;                  // host -> outermost NVLink domain, or -1
     std::vector<std::vector<int>> domain_hosts;  // per Fabric::nvlink_domains entry
 
     Graph graph;
@@ -126,7 +126,8 @@ struct ClusterGraph::Impl {
                     return y.rail < 0;
                 if (x.rail != y.rail)
                     return x.rail < y.rail;
-                if (text::natural_less(x.device, y.device) != text::natural_less(y.device, x.device))
+                if (text::natural_less(x.device, y.device) !=
+                    text::natural_less(y.device, x.device))
                     return text::natural_less(x.device, y.device);
                 return x.leaf < y.leaf;
             });

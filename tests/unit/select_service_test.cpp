@@ -36,7 +36,8 @@ TEST_CASE("plugin configuration keys and errors", "[config]") {
     auto ok = parse_plugin_config(
         "# comment\nFabric=fabric.conf\nNodeTopology=g[1-2]=a.xml\n"
         "POLICY=tree-bestfit\nTimeBudgetMs=2.5\nDefaultComm=pipeline:stages=4\n"
-        "MultiNodeBestFit=no\nDebug=yes  # trailing comment\n",
+        "MultiNodeBestFit=no\nDebug=yes  # trailing comment\n"
+        "NvlinkDomain=g[1-2]\nnvlinkdomain=Blocks\nNvlinkGbps=7200\nRiskDomainPerDay=0.01\n",
         "/etc/slurm/ai_select.conf", "/etc/slurm/topology.conf");
     REQUIRE(ok.ok());
     CHECK(ok->cluster.fabric == "/etc/slurm/fabric.conf");
@@ -46,6 +47,9 @@ TEST_CASE("plugin configuration keys and errors", "[config]") {
     CHECK(ok->default_comm->stages == 4);
     CHECK_FALSE(ok->multi_node_best_fit);
     CHECK(ok->debug);
+    CHECK(ok->cluster.nvlink_domains == std::vector<std::string>{"g[1-2]", "blocks"});
+    CHECK(ok->cluster.nvlink_gpu_gbps == 7200);
+    CHECK(ok->risk.domain_per_day == Approx(0.01));
     CHECK(parse_plugin_config("", "x.conf", "/d/topology.conf")->cluster.fabric ==
           "/d/topology.conf");
 
@@ -56,7 +60,8 @@ TEST_CASE("plugin configuration keys and errors", "[config]") {
     for (auto b :
          {Bad{"Colour=red\n", "Colour", 1}, Bad{"\n\nPolicy=fastest\n", "Policy", 3},
           Bad{"TimeBudgetMs=-1\n", "TimeBudgetMs", 1}, Bad{"Debug=maybe\n", "Debug", 1},
-          Bad{"DefaultComm=allgather\n", "DefaultComm", 1}, Bad{"Fabric=\n", "Fabric", 1}}) {
+          Bad{"DefaultComm=allgather\n", "DefaultComm", 1}, Bad{"Fabric=\n", "Fabric", 1},
+          Bad{"NvlinkDomain=g[1-\n", "NvlinkDomain", 1}, Bad{"NvlinkGbps=0\n", "NvlinkGbps", 1}}) {
         auto bad = parse_plugin_config(b.text, "ai_select.conf", "t.conf");
         INFO(b.text);
         REQUIRE_FALSE(bad.ok());

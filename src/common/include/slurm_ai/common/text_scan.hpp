@@ -149,5 +149,4 @@ inline bool natural_less(std::string_view a, std::string_view b) {
     return a.size() - i < b.size() - j;
 }
 
-
 }  // namespace slurm_ai::text

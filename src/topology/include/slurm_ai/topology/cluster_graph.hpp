@@ -24,10 +24,10 @@ namespace slurm_ai {
 
 // One cable from a host to a switch: a NIC's port (several on a rail-optimized fabric).
 struct HostPort {
-    int leaf = -1;          // the switch, as a Fabric::nodes index
-    double gbs = 0;         // the cable's rate, GB/s per direction
-    int rail = -1;          // its rail (Fabric::infer_rails), or -1
-    std::string device{};   // the NIC's device name where the fabric gives it
+    int leaf = -1;         // the switch, as a Fabric::nodes index
+    double gbs = 0;        // the cable's rate, GB/s per direction
+    int rail = -1;         // its rail (Fabric::infer_rails), or -1
+    std::string device{};  // the NIC's device name where the fabric gives it
 };
 
 // How a flow between two GPUs of different hosts travels.
