@@ -118,11 +118,12 @@ std::optional<double> parse_lane_rate(std::string_view s) {
     s = trim(s);
     if (s.empty() || s == "Unknown")
         return 0.0;
-    if (s.ends_with("PCIe"))
-        s = trim(s.substr(0, s.size() - 4));
-    if (!s.ends_with("GT/s"))
+    // NCCL reads the rate as a prefix, so what follows "GT/s" (" PCIe" from newer kernels,
+    // "PCIe/s" in AWS's p5.48xlarge file) does not matter.
+    auto unit = s.find("GT/s");
+    if (unit == std::string_view::npos)
         return std::nullopt;
-    s = trim(s.substr(0, s.size() - 4));
+    s = trim(s.substr(0, unit));
     double gts = 0;
     auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), gts);
     if (s.empty() || ec != std::errc() || end != s.data() + s.size())

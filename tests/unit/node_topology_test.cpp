@@ -389,6 +389,23 @@ TEST_CASE("NCCL link speeds convert to GB/s per direction", "[topology][nccl]") 
     CHECK(nic("32.0 GT/s PCIe", "16") == Approx(63.008));
     CHECK(nic("16 GT/s", "0") == Approx(31.504));  // unknown width: x16, as NCCL assumes
     CHECK(nic("", "16") == 0.0);                   // unknown speed
+    // NCCL matches the rate as a prefix: AWS's p5.48xlarge file writes "32 GT/s PCIe/s".
+    CHECK(nic("32 GT/s PCIe/s", "16") == Approx(63.008));
+    auto no_unit = parse_nccl_topo(
+        "<system><cpu numaid=\"0\" affinity=\"1\"><pci busid=\"0000:01:00.0\" "
+        "class=\"0x020000\" link_speed=\"PCIe 32\"/></cpu></system>",
+        "inline.xml");
+    REQUIRE_FALSE(no_unit.ok());
+    CHECK(no_unit.error().field == "link_speed");
+}
+
+TEST_CASE("NCCL p5.48xlarge file (switches and endpoints, no GPUs listed) is read",
+          "[topology][nccl]") {
+    auto t = load_node_topology(kData + "/nccl-topo/p5-48xl-topo.xml");
+    INFO((t.ok() ? std::string() : t.error().message()));
+    REQUIRE(t.ok());
+    CHECK(t->numa_nodes.size() == 2);
+    CHECK(t->gpus.empty());  // "GPUs are not reported in this file", its header says
 }
 
 TEST_CASE("node topology loader picks the format by root element", "[topology]") {
