@@ -63,8 +63,9 @@ PlacementEngine::PlacementEngine(const ClusterGraph &graph, CostConstants cost, 
 PlacementEngine::~PlacementEngine() = default;
 
 const std::vector<std::string> &PlacementEngine::policies() {
-    static const std::vector<std::string> names{"engine", "engine-norisk", "tree-bestfit",
-                                                "slurm-default", "random"};
+    static const std::vector<std::string> names{"engine",        "engine-norisk", "tree-bestfit",
+                                                "block-bestfit", "block-segment", "slurm-default",
+                                                "random"};
     return names;
 }
 
@@ -78,6 +79,8 @@ std::optional<PlacementPolicy> make_policy(std::string_view name) {
     static const std::map<std::string, K, std::less<>> kinds{{"engine", K::kEngine},
                                                              {"engine-norisk", K::kEngineNoRisk},
                                                              {"tree-bestfit", K::kTreeBestFit},
+                                                             {"block-bestfit", K::kBlockBestFit},
+                                                             {"block-segment", K::kBlockSegment},
                                                              {"slurm-default", K::kSlurmDefault},
                                                              {"random", K::kRandom},
                                                              {"passthrough", K::kPassthrough}};
@@ -152,6 +155,10 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
             break;
         case K::kSlurmDefault:
             p = detail::place_slurm_default(*ctx);
+            break;
+        case K::kBlockBestFit:
+        case K::kBlockSegment:
+            p = detail::place_block(*ctx, policy.kind() == K::kBlockSegment);
             break;
         case K::kRandom:
         case K::kPassthrough:

@@ -53,6 +53,12 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
 
 std::optional<Placement> place_slurm_default(const SearchContext &c);
 std::optional<Placement> place_tree_bestfit(const SearchContext &c);
+// Slurm's topology/block: base blocks (the fabric's blocks, else its NVLink domains, else
+// its leaves) in aligned groups of 2^k; the smallest level with a group that holds the
+// job, the group with the least room, its fullest base blocks first, lowest hosts first.
+// segment: as with --segment=S, S hosts from one base block each, S being the job's
+// TP/EP group in hosts, else as much of a base block as the job needs.
+std::optional<Placement> place_block(const SearchContext &c, bool segment);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
 

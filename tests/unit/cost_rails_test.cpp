@@ -236,6 +236,23 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
     REQUIRE(tree.placement);
     CHECK(host_list(g, *tree.placement) == "n[6-9]");
     CHECK(tree.placement->comm_s > 5 * p.comm_s);
+    // Slurm's topology/block with the domains as base blocks keeps it whole too.
+    auto block = engine.place(d, s, *make_policy("block-bestfit"));
+    REQUIRE(block.placement);
+    CHECK(host_list(g, *block.placement) == "n[9-12]");
+    // A job of 6 hosts in TP groups of 2: block best fit takes the level of both blocks
+    // and fills the fuller one first (n9-n14); --segment=2 takes whole segments of each
+    // block's free hosts (n6, n7 of the first, as n8 would start a segment alone there).
+    CommSpec tp2;
+    tp2.tp_size = 8;
+    auto d6 = pattern_demand(CommPattern::kTensorParallel, 6, 24, tp2);
+    auto b6 = engine.place(d6, s, *make_policy("block-bestfit"));
+    REQUIRE(b6.placement);
+    CHECK(host_list(g, *b6.placement) == "n[9-14]");
+    occupy(s, g, {"n10", "n11", "n12"});  // the second block: n9, n13-n16 free
+    auto seg = engine.place(d6, s, *make_policy("block-segment"));
+    REQUIRE(seg.placement);
+    CHECK(host_list(g, *seg.placement) == "n[6-7,9,13-15]");
 }
 
 TEST_CASE("NVL72: a degraded NVLink domain is avoided when a healthy one fits as well",

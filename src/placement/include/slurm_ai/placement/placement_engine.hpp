@@ -10,6 +10,10 @@
 //   engine-norisk  the same without the failure-risk term.
 //   tree-bestfit   Slurm's topology/tree: the smallest subtree with enough free hosts,
 //                  fewest leaves, lowest-numbered GPUs.
+//   block-bestfit  Slurm's topology/block: the smallest aggregate of base blocks (the
+//                  fabric's blocks, NVLink domains or leaves) that fits, best fit.
+//   block-segment  the same with --segment: each TP/EP group (else each block's share of
+//                  the job) inside one base block.
 //   slurm-default  Slurm without topology: hosts by weight then node order.
 //   random         eligible hosts and GPUs drawn at random (seeded).
 // Hard locality only accepts a placement inside the smallest subtree the job could have
@@ -43,7 +47,16 @@ struct EngineOptions {
 // its match policies) and handed to every place(): no name is compared per decision.
 class PlacementPolicy {
   public:
-    enum class Kind { kEngine, kEngineNoRisk, kTreeBestFit, kSlurmDefault, kRandom, kPassthrough };
+    enum class Kind {
+        kEngine,
+        kEngineNoRisk,
+        kTreeBestFit,
+        kBlockBestFit,
+        kBlockSegment,
+        kSlurmDefault,
+        kRandom,
+        kPassthrough
+    };
 
     const std::string &name() const { return name_; }
     Kind kind() const { return kind_; }
@@ -60,8 +73,9 @@ class PlacementPolicy {
     Kind kind_;
 };
 
-// The policy of that name: engine, engine-norisk, tree-bestfit, slurm-default, random or
-// passthrough; nullopt for any other name (unknown keys are rejected, never guessed).
+// The policy of that name: engine, engine-norisk, tree-bestfit, block-bestfit,
+// block-segment, slurm-default, random or passthrough; nullopt for any other name (unknown keys are
+// rejected, never guessed).
 std::optional<PlacementPolicy> make_policy(std::string_view name);
 // The suite's own policy ("engine"), made once.
 const PlacementPolicy &engine_policy();
