@@ -68,6 +68,38 @@ ScenarioSpec pollux_spec(int workload) {
     return s;
 }
 
+// Section 6: a cluster of today's fabrics, in the shape of a real fabric file (repeated to
+// `hosts`), with hand-written node files of the machines built on it (tests/inputs).
+const std::vector<std::string> kFabricPolicies{"slurm-default", "tree-bestfit", "block-bestfit",
+                                               "block-segment", "engine"};
+struct FabricCase {
+    std::string title, shape, node;
+    int hosts = 0, overlay = 1;
+};
+std::vector<FabricCase> fabric_cases(bool quick) {
+    const std::string h100 = "a rail-optimized H100 cluster (example.out, DGX H100)";
+    const std::string nvl = "GB200 NVL72 racks (nvl72.yaml, GB200 trays)";
+    if (quick)
+        return {{h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 16, 1},
+                {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 36, 1}};
+    return {{h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 64, 2},
+            {h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 256, 8},
+            {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 144, 4},
+            {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 576, 16}};
+}
+ScenarioSpec fabric_spec(bool quick, const FabricCase &f) {
+    ScenarioSpec s;
+    s.start = "2017-10-10";
+    s.overlay = f.overlay;
+    s.max_jobs = quick ? 300 : 0;
+    s.cluster.shape_of = data_dir() + "/" + f.shape;
+    s.cluster.nodes.push_back(std::string(SLURM_AI_SOURCE_DIR) + "/tests/inputs/" + f.node);
+    s.cluster.hosts = f.hosts;
+    s.cluster.host_gbps = 400;  // one ConnectX-7 (NDR) per NIC
+    s.jobs.request = RequestStyle::kFlexible;
+    return with_defaults(s);
+}
+
 FailureParams failure_params() {
     FailureParams f;
     f.node_rate_per_day = 0.05;
@@ -121,9 +153,10 @@ Summary by_policy(const std::vector<Summary> &rows, const std::string &p) {
 }
 
 void add_verdicts(std::vector<Verdict> &out, const std::string &scenario,
-                  const std::vector<Summary> &rows) {
+                  const std::vector<Summary> &rows,
+                  const std::vector<std::string> &others = {"tree-bestfit", "slurm-default"}) {
     const Summary &e = by_policy(rows, "engine");
-    for (const char *other : {"tree-bestfit", "slurm-default"}) {
+    for (const auto &other : others) {
         const Summary &b = by_policy(rows, other);
         // Shares within 0.1 point of each other are ties.
         out.push_back({scenario, "mean JCT (h)", other, e.mean_jct_h, b.mean_jct_h, true, 0});
@@ -217,8 +250,19 @@ int write_report(const ReportOptions &o) {
         sensitivity.push_back(std::move(s).value());
     }
 
+    const auto cases = fabric_cases(o.quick);
+    std::vector<Scenario> fabrics;
+    for (const auto &f : cases) {
+        auto sc = prepare(fabric_spec(o.quick, f));
+        if (!sc)
+            return fail(sc.error());
+        fabrics.push_back(std::move(sc).value());
+    }
+
     // Simulations.
     const SimOptions plain = base_options();
+    std::vector<std::vector<RunResult>> runs_fabric(fabrics.size(),
+                                                    std::vector<RunResult>(kFabricPolicies.size()));
     std::vector<RunResult> runs_flexible(kPolicies.size()), runs_packed(kPolicies.size());
     std::vector<std::vector<RunResult>> runs_pollux(pollux.size(),
                                                     std::vector<RunResult>(kPolicies.size()));
@@ -259,6 +303,12 @@ int write_report(const ReportOptions &o) {
                                            fail_options[s], kPolicies[p]);
             });
     }
+    for (std::size_t f = 0; f < fabrics.size(); ++f)
+        for (std::size_t p = 0; p < kFabricPolicies.size(); ++p)
+            tasks.push_back([&, f, p] {
+                runs_fabric[f][p] = simulate(fabrics[f].cluster, fabrics[f].jobs.jobs,
+                                             fabrics[f].steps, plain, kFabricPolicies[p]);
+            });
     run_tasks(tasks, std::max(o.threads, 1));
     const double sim_s =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
@@ -719,6 +769,46 @@ int write_report(const ReportOptions &o) {
                           100 * t.summary.utilisation, t.placements, t.wall_s,
                           t.wall_s / timings.front().wall_s, t.rss_mib);
     line();
+
+    line("## 6. The fabrics of 2026: rails and NVLink domains");
+    line();
+    line("Philly's jobs (`--gpus=G`, as section 1) on clusters in the shape of two real fabric");
+    line("files, repeated to the size given: the NDR fabric of DGX hosts in example.out (4 rails:");
+    line("each host's NIC k on leaf k of its scalable unit) with DGX H100 nodes, and the GB200");
+    line("NVL72 racks of nvl72.yaml (a leaf and an NVLink domain of 18 trays per rack) with GB200");
+    line("trays. The node files are written by hand from the vendors' published layouts");
+    line(
+        "(tests/inputs/dgx-h100-topo.xml, gb200-tray-topo.xml): no export of either machine is in");
+    line("../shared/data. Host links 400 Gb/s. Besides tree best fit, Slurm's topology/block is a");
+    line(
+        "baseline: `block-bestfit` places on the fabric's blocks (here the NVLink domains, else "
+        "the");
+    line("leaves) as topology/block does, `block-segment` as with `--segment`. Jobs here carry");
+    line("no tensor-parallel groups (Philly has no model), so `block-segment` takes each job's");
+    line("share of a block as its segment.");
+    line();
+    for (std::size_t f = 0; f < fabrics.size(); ++f) {
+        const auto sums = summaries(runs_fabric[f], fabrics[f].cluster.max_gpus_per_host);
+        line(
+            fmt::format("### {} hosts: {}", fabrics[f].cluster.graph.host_count(), cases[f].title));
+        line();
+        scenario_lines(fabrics[f]);
+        md += results_table(sums, true);
+        line();
+        const auto &e = by_policy(sums, "engine");
+        const auto &t = by_policy(sums, "tree-bestfit");
+        const auto &b = by_policy(sums, "block-bestfit");
+        line(fmt::format(
+            "Against tree best fit the engine changes mean JCT by {} (efficiency {:.3f} against "
+            "{:.3f}); against topology/block by {} ({:.3f}).",
+            change(e.mean_jct_h, t.mean_jct_h), e.efficiency, t.efficiency,
+            change(e.mean_jct_h, b.mean_jct_h), b.efficiency));
+        line();
+        add_verdicts(verdicts,
+                     fmt::format("6. {} hosts, {}", fabrics[f].cluster.graph.host_count(),
+                                 cases[f].shape.substr(cases[f].shape.rfind('/') + 1)),
+                     sums, {"tree-bestfit", "block-bestfit", "block-segment", "slurm-default"});
+    }
 
     line("## Where the engine wins, ties and loses");
     line();

@@ -72,6 +72,8 @@ Parsed<SimCluster> build_cluster(const ClusterSpec &spec) {
         auto fabric = parse_topology_conf(conf, "ai-sim fabric");
         if (!fabric)
             return fabric.error();
+        if (auto err = add_nvlink_domains(fabric.value(), {"blocks"}, 0))
+            return *err;
         graph.emplace(attach_nodes(std::move(fabric).value(), spec.nodes));
     }
     if (!*graph)

@@ -27,8 +27,13 @@ Parsed<FabricShape> measure_shape(const Fabric &input) {
     Fabric f = input;
     f.index_links();
     f.infer_levels();
+    f.infer_rails();
     FabricShape s;
     s.source = f.source;
+    s.rails = f.rails.size() > 1 ? static_cast<int>(f.rails.size()) : 0;
+    for (const auto &d : f.nvlink_domains)
+        if (d.parent.empty())
+            s.domain_hosts = std::max(s.domain_hosts, static_cast<int>(d.hosts.size()));
     auto neighbours = [&](int node, auto &&keep) {
         std::set<int> out;
         for (int li : f.links_of[node]) {
@@ -85,6 +90,10 @@ std::string describe(const FabricShape &s) {
     if (s.spine_oversubscription > 0)
         out += fmt::format("; spines {:.2f}:1 up to {} core{}", s.spine_oversubscription,
                            std::max(s.cores, 1), s.cores > 1 ? "s" : "");
+    if (s.rails > 1)
+        out += fmt::format("; {} rails", s.rails);
+    if (s.domain_hosts > 1)
+        out += fmt::format("; NVLink domains of {} hosts", s.domain_hosts);
     return out;
 }
 
@@ -92,14 +101,17 @@ std::string shaped_topology_conf(const FabricShape &s, int hosts, double host_gb
     const int per_leaf = std::max(s.hosts_per_leaf, 1);
     const int spl = std::max(s.spines_per_leaf, 1);
     const int lps = std::max(s.leaves_per_spine, 1);
-    const int leaves = std::max((hosts + per_leaf - 1) / per_leaf, 1);
+    const int rails = std::max(s.rails, 1);
+    const int units = std::max((hosts + per_leaf - 1) / per_leaf, 1);
+    const int leaves = units * rails;
     const int groups = (leaves + lps - 1) / lps;
     // One link per (leaf, spine) pair carries the leaf's share of its uplink bandwidth.
     const double leaf_up = per_leaf * host_gbps / std::max(s.leaf_oversubscription, 1e-9);
     const long spine_link = std::max(1L, std::lround(leaf_up / spl));
     std::string conf;
     for (int l = 0; l < leaves; ++l) {
-        int first = l * per_leaf + 1, last = std::min(hosts, (l + 1) * per_leaf);
+        int u = l / rails;  // leaf l is rail l % rails of unit u
+        int first = u * per_leaf + 1, last = std::min(hosts, (u + 1) * per_leaf);
         conf += fmt::format("SwitchName=leaf{} Nodes=n[{}-{}] LinkSpeed={}\n", l + 1, first, last,
                             std::lround(host_gbps));
     }
@@ -109,6 +121,10 @@ std::string shaped_topology_conf(const FabricShape &s, int hosts, double host_gb
             conf += fmt::format("SwitchName=spine{} Switches=leaf[{}-{}] LinkSpeed={}\n",
                                 g * spl + k + 1, first, last, spine_link);
     }
+    if (s.domain_hosts > 1)
+        for (int first = 1, b = 1; first <= hosts; first += s.domain_hosts, ++b)
+            conf += fmt::format("BlockName=nvl{} Nodes=n[{}-{}]\n", b, first,
+                                std::min(hosts, first + s.domain_hosts - 1));
     if (groups > 1) {
         const int cores = std::max(s.cores, 1);
         const double spine_down = static_cast<double>(lps) * static_cast<double>(spine_link);

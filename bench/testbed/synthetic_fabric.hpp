@@ -27,6 +27,9 @@ struct FabricShape {
     double spine_oversubscription = 0;  // the most oversubscribed level-1 switch with
                                         // uplinks; 0 when none has any
     int cores = 0;                      // switches above level 1
+    int rails = 0;         // rails of a rail-optimized fabric (0: none): hosts_per_leaf
+                           // hosts form a scalable unit with one leaf per rail
+    int domain_hosts = 0;  // hosts of the largest multi-node NVLink domain (0: none)
 };
 
 // Fails (naming the fabric) when it has no leaf switch or no switch above its leaves.
@@ -38,7 +41,10 @@ std::string describe(const FabricShape &shape);
 // topology.conf of `hosts` hosts in that shape, each host cabled at host_gbps. Leaves are
 // filled in order; every group of leaves_per_spine leaves gets its own spines_per_leaf
 // spines, and with more than one group, max(cores, 1) core switches join every spine.
-// Link speeds keep the measured oversubscription ratios.
+// Link speeds keep the measured oversubscription ratios. With rails, each unit of
+// hosts_per_leaf hosts gets one leaf per rail (every host on each, NIC k on rail k); with
+// NVLink domains, consecutive hosts form blocks of domain_hosts (BlockName=nvlN), which a
+// reader makes domains with add_nvlink_domains(..., {"blocks"}, ...).
 std::string shaped_topology_conf(const FabricShape &shape, int hosts, double host_gbps);
 
 }  // namespace slurm_ai::testbed

@@ -36,6 +36,13 @@ struct SubtreeFit {
     std::vector<int> hosts;
 };
 
+// Takes hosts from one leaf or block until `wanted` (hosts, or GPUs for a GPU count) is
+// met: for fixed shapes the hosts with the fewest free GPUs (the tightest fit, keeping
+// emptier hosts whole), for GPU counts the fullest-free first (the fewest hosts); lower
+// node Weight first among equals. Returns what the taken hosts give.
+int take_hosts(const SearchContext &c, const std::vector<int> &hosts, int wanted,
+               std::vector<int> &out);
+
 // Switches whose subtree can hold the job, lowest level first, then tightest fit; at most
 // `limit`. Hosts are taken leaf by leaf: the smallest leaf that finishes the job, else the
 // largest; within a leaf the hosts that fit most tightly.

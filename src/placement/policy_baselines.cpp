@@ -137,18 +137,9 @@ std::optional<Placement> place_block(const SearchContext &c, bool segment) {
                              [&](std::size_t a, std::size_t b) { return cap[a] > cap[b]; });
             std::vector<int> hosts;
             int got = 0;
-            for (std::size_t b : order) {
-                int from_block = 0;
-                for (int h : eligible[b]) {
-                    if (got >= wanted || from_block >= cap[b])
-                        break;
-                    // Whole segments only: never start one the block cannot finish.
-                    hosts.push_back(h);
-                    int give = by_hosts ? 1 : c.capacity[h];
-                    got += give;
-                    from_block += give;
-                }
-            }
+            for (std::size_t b : order)
+                if (got < wanted)  // whole segments only: never more than cap[b]
+                    got += take_hosts(c, eligible[b], std::min(wanted - got, cap[b]), hosts);
             if (c.max_hosts > 0 && static_cast<int>(hosts.size()) > c.max_hosts)
                 return std::nullopt;
             return assemble(c, hosts, false);

@@ -53,11 +53,13 @@ int need(const SearchContext &c) {
     return c.per_host || !c.gpus_needed ? c.hosts_needed : c.gpus_needed;
 }
 
-// Picks hosts from one leaf: for fixed shapes the hosts with the fewest free GPUs (the
+}  // namespace
+
+// Picks hosts from one leaf or block: for fixed shapes the hosts with the fewest free GPUs (the
 // tightest fit, keeping emptier hosts whole); for GPU counts the fullest-free first (the
 // fewest hosts), each giving what is still needed; lower node Weight first among equals.
-int take_from_leaf(const SearchContext &c, const std::vector<int> &hosts, int wanted,
-                   std::vector<int> &out) {
+int take_hosts(const SearchContext &c, const std::vector<int> &hosts, int wanted,
+               std::vector<int> &out) {
     std::vector<int> h = hosts;
     // Slurm's node Weight breaks ties: the admin's preference among equally good hosts.
     const auto &w = c.state.weight;
@@ -79,8 +81,6 @@ int take_from_leaf(const SearchContext &c, const std::vector<int> &hosts, int wa
     }
     return got;
 }
-
-}  // namespace
 
 std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
     const ClusterGraph &g = c.engine.graph();
@@ -125,7 +125,7 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
             if (pick < 0)
                 pick = *std::max_element(leaves.begin(), leaves.end(),
                                          [&](int a, int b) { return leaf_cap[a] < leaf_cap[b]; });
-            remaining -= take_from_leaf(c, at_leaf[pick], remaining, fit.hosts);
+            remaining -= take_hosts(c, at_leaf[pick], remaining, fit.hosts);
             leaves.erase(std::find(leaves.begin(), leaves.end(), pick));
         }
         if (c.max_hosts > 0 && static_cast<int>(fit.hosts.size()) > c.max_hosts)
@@ -177,7 +177,7 @@ std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
         if (static_cast<int>(fits.size()) >= limit)
             break;
         SubtreeFit f{-1, 0, static_cast<int>(d->eligible.size()), {}};
-        take_from_leaf(c, d->eligible, wanted, f.hosts);
+        take_hosts(c, d->eligible, wanted, f.hosts);
         fits.push_back(std::move(f));
     }
     // Over several domains, whole groups from each: healthy and fullest first.
@@ -200,7 +200,7 @@ std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
                 continue;
             f.capacity += static_cast<int>(d->eligible.size());
             std::vector<int> got;
-            take_from_leaf(c, d->eligible, take, got);
+            take_hosts(c, d->eligible, take, got);
             f.hosts.insert(f.hosts.end(), got.begin(), got.end());
             remaining -= take;
         }

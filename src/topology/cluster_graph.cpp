@@ -156,17 +156,18 @@ struct ClusterGraph::Impl {
                         }
                 bool any_fabric = std::any_of(t.nics.begin(), t.nics.end(),
                                               [](const Nic &n) { return n.fabric(); });
-                std::size_t k = 0;
-                for (std::size_t n = 0; n < t.nics.size(); ++n) {
-                    if (np[n] >= 0 || (any_fabric && !t.nics[n].fabric()))
-                        continue;
-                    while (k < p.size() && taken[k])
-                        ++k;
-                    if (k == p.size())
-                        break;
-                    np[n] = static_cast<int>(k);
-                    taken[k] = true;
-                }
+                std::vector<int> nics_left, ports_left;
+                for (std::size_t n = 0; n < t.nics.size(); ++n)
+                    if (np[n] < 0 && (!any_fabric || t.nics[n].fabric()))
+                        nics_left.push_back(static_cast<int>(n));
+                for (std::size_t k = 0; k < p.size(); ++k)
+                    if (!taken[k])
+                        ports_left.push_back(static_cast<int>(k));
+                // More NICs than ports (AWS p5: 32 EFA NICs, 4 per GPU): consecutive NICs
+                // share a port, as NIC groups share a rail.
+                const std::size_t m = nics_left.size(), r = ports_left.size();
+                for (std::size_t k = 0; k < m && r > 0; ++k)
+                    np[nics_left[k]] = ports_left[m <= r ? k : k * r / m];
             }
             const auto &pair = nic_of_gpu.at(&t);
             gpu_port[h].assign(t.gpus.size(), p.empty() ? -1 : 0);

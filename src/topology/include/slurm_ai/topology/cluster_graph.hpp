@@ -120,7 +120,8 @@ class ClusterGraph {
     // Rails and NVLink domains. A host's ports are in rail order (then device name); a GPU
     // sends through the port of the NIC it is paired with (NodeTopology::gpu_nic_pairing),
     // matched to the fabric by device name, else by order (the k-th fabric NIC on the k-th
-    // port); a host with one port sends everything through it.
+    // port; with more NICs than ports, consecutive NICs share one); a host with one port
+    // sends everything through it.
     const std::vector<HostPort> &ports(int host) const;
     int gpu_port(GpuRef g) const;  // -1 for a host without ports; port 0 for a host rank
     int gpu_rail(GpuRef g) const;  // the rail of gpu_port, or -1
