@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/topology/cluster_files.hpp"
 
 using namespace slurm_ai;
 
@@ -232,6 +233,25 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     std::filesystem::remove(dir + "/ai_select_state.json");
     CHECK_FALSE(SelectService().restore_state(dir));  // no file: a first start
     std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the NVL72 example configuration in contrib makes each block an NVLink domain",
+          "[config][nvlink]") {
+    auto c =
+        load_plugin_config(std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select-nvl72.conf",
+                           "/etc/slurm/topology.conf");
+    INFO((c.ok() ? std::string() : c.error().message()));
+    REQUIRE(c.ok());
+    auto g = load_cluster(c->cluster);
+    INFO((g.ok() ? std::string() : g.error().message()));
+    REQUIRE(g.ok());
+    REQUIRE(g->fabric().nvlink_domains.size() == 4);
+    for (const auto &d : g->fabric().nvlink_domains) {
+        CHECK(d.hosts.size() == 18);
+        CHECK(d.gpu_gbps == 7200);
+    }
+    CHECK(g->nvlink_domain(g->host_index("node1101")) !=
+          g->nvlink_domain(g->host_index("node1201")));
 }
 
 TEST_CASE("the example configuration in contrib is valid and holds the defaults", "[config]") {
