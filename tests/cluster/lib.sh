@@ -125,6 +125,19 @@ _side_by_side_down() {
 }
 on() { local c=$1; shift; SLURM_CONF=${CONF[$c]} "$@"; }
 
+# reconfigure_until LOG TEXT [SECONDS]: scontrol reconfigure, then waits up to SECONDS
+# (10) for a new line of slurmctld's LOG holding TEXT; returns 1 if none came.
+reconfigure_until() {
+    local log=$1 text=$2 limit=${3:-10} mark i
+    mark=$(wc -l <"$log")
+    scontrol reconfigure
+    for ((i = 0; i < limit * 2; i++)); do
+        tail -n +"$mark" "$log" | grep -cF -- "$text" >/dev/null && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
 pass() {
     echo "PASS [$TEST_NAME]${1:+: $1}"
 }

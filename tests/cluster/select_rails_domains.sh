@@ -90,13 +90,7 @@ expect_eq "ranks, GPUs and NICs on whole nodes" "0 0 0 =mlx5_0
 
 # --- 2. a TP group inside one NVLink domain -----------------------------------------------
 printf '%s\n' "NvlinkDomain=n[3-6]" "NvlinkDomain=n[1-2,7-8]" "NvlinkGbps=7200" >>"$base/etc/ai_select.conf"
-mark=$(wc -l <"$base/log/slurmctld.log")
-scontrol reconfigure
-for _ in $(seq 40); do
-    tail -n +"$mark" "$base/log/slurmctld.log" | grep -c 'ai_cons_tres: loaded' >/dev/null && break
-    sleep 0.5
-done
-tail -n +"$mark" "$base/log/slurmctld.log" | grep -c 'ai_cons_tres: loaded' >/dev/null ||
+reconfigure_until "$base/log/slurmctld.log" "ai_cons_tres: loaded" 20 ||
     fail "slurmctld did not reload ai_select.conf: $(tail -n 5 "$base/log/slurmctld.log")"
 hold -w n1 --exclusive
 tp=$(sbatch --parsable -N4 --gpus-per-node=4 --ai-comm=tp:size=16 -o /dev/null --wrap='sleep 1')

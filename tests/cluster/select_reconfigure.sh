@@ -7,13 +7,7 @@ conf=$MINICLUSTER_DIR/etc/ai_select.conf
 cp "$conf" "$WORK/good.conf"
 trap 'cp "$WORK/good.conf" "$conf"; scontrol reconfigure >/dev/null 2>&1 || true' EXIT
 printf 'Policy=engine\nColour=red\n' >"$conf"
-mark=$(wc -l <"$MINICLUSTER_DIR/log/slurmctld.log")
-scontrol reconfigure
-for _ in $(seq 20); do
-    tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c 'ai_select.conf:2: Colour' >/dev/null && break
-    sleep 0.5
-done
-tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c "ai_select.conf:2: Colour='red'" >/dev/null ||
+reconfigure_until "$MINICLUSTER_DIR/log/slurmctld.log" "ai_select.conf:2: Colour='red'" ||
     fail "slurmctld.log does not name line 2 and the key Colour"
 id=$(sbatch --parsable -N2 --ai-comm=allreduce -o /dev/null --wrap='sleep 1')
 wait_job_gone "$id"
