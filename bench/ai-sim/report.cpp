@@ -84,6 +84,7 @@ std::vector<FabricCase> fabric_cases(bool quick) {
                 {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 36, 1}};
     return {{h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 64, 2},
             {h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 256, 8},
+            {h100, "fabric/topograph/example.out", "dgx-h100-topo.xml", 1024, 32},
             {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 144, 4},
             {nvl, "fabric/topograph/nvl72.yaml", "gb200-tray-topo.xml", 576, 16}};
 }
