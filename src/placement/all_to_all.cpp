@@ -51,10 +51,19 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
     // Per leaf L (rail r): senders are the ranks on hosts with a port on L (on L itself
     // without PXN), receivers the ranks whose port is on another leaf of rail r (of any
     // rail where the fabric has none), pairs inside one island excepted.
-    std::map<int, int> rail_of;  // leaf -> rail
-    for (int r = 0; r < p; ++r)
-        if (int leaf = m.leaf_of(r); leaf >= 0)
-            rail_of.emplace(leaf, g.fabric().rail_of_leaf(leaf));
+    std::map<int, int> rail_of;                 // leaf -> rail
+    std::vector<std::vector<int>> sends_on(p);  // rank -> leaves its traffic leaves by
+    for (int r = 0; r < p; ++r) {
+        int leaf = m.leaf_of(r);
+        if (leaf < 0)
+            continue;
+        rail_of.emplace(leaf, g.fabric().rail_of_leaf(leaf));
+        sends_on[r].push_back(leaf);
+        if (m.pxn(r))
+            for (const auto &port : g.ports(m.host_of(r)))
+                if (port.leaf != leaf)
+                    sends_on[r].push_back(port.leaf);
+    }
     for (auto [leaf, rail] : rail_of) {
         if (m.uplink_gbs(leaf) <= 0)
             continue;
@@ -66,11 +75,7 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
                 ++at[island(r)].second;
                 ++receivers;
             }
-            bool sends = l == leaf;
-            if (!sends && m.pxn(r))
-                for (const auto &port : g.ports(m.host_of(r)))
-                    sends = sends || port.leaf == leaf;
-            if (sends)
+            if (std::find(sends_on[r].begin(), sends_on[r].end(), leaf) != sends_on[r].end())
                 ++at[island(r)].first;
         }
         for (const auto &[key, sr] : at)

@@ -158,36 +158,32 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
         failed[u] = false;
         by_leaf[graph_->host_leaf(h)].push_back(u);
     }
+    // A leaf switch or an NVLink domain takes all the job's hosts in it at once; its rate
+    // grows with the recent failures of all its hosts.
+    auto together = [&](double base, const std::vector<int> &members,
+                        const std::vector<std::size_t> &units, const std::string &name) {
+        double history = 0;
+        for (int h : members)
+            history += recent(h);
+        for (auto u : units)
+            failed[u] = true;
+        consider(base * (1 + c_.recent_factor * history), failed, name);
+        for (auto u : units)
+            failed[u] = false;
+    };
     std::map<int, std::vector<std::size_t>> by_domain;
     for (std::size_t u = 0; u < n; ++u)
         if (int d = graph_->nvlink_domain(p.hosts[u]); d >= 0)
             by_domain[d].push_back(u);
     for (const auto &[d, units] : by_domain) {
-        double history = 0;
-        for (int h : graph_->domain_hosts(d))
-            history += recent(h);
         bool degraded = state && state->domain_degraded(d);
-        for (auto u : units)
-            failed[u] = true;
-        consider(c_.domain_per_day * (degraded ? c_.degraded_factor : 1.0) *
-                     (1 + c_.recent_factor * history),
-                 failed, graph_->fabric().nvlink_domains[d].name);
-        for (auto u : units)
-            failed[u] = false;
+        together(c_.domain_per_day * (degraded ? c_.degraded_factor : 1.0), graph_->domain_hosts(d),
+                 units, graph_->fabric().nvlink_domains[d].name);
     }
-    for (const auto &[leaf, units] : by_leaf) {
-        if (leaf < 0)
-            continue;
-        double history = 0;
-        for (int h : graph_->hosts_at_leaf(leaf))
-            history += recent(h);
-        for (auto u : units)
-            failed[u] = true;
-        consider(c_.switch_per_day * (1 + c_.recent_factor * history), failed,
-                 graph_->fabric().nodes[leaf].name);
-        for (auto u : units)
-            failed[u] = false;
-    }
+    for (const auto &[leaf, units] : by_leaf)
+        if (leaf >= 0)
+            together(c_.switch_per_day, graph_->hosts_at_leaf(leaf), units,
+                     graph_->fabric().nodes[leaf].name);
     return out;
 }
 

@@ -28,16 +28,11 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
             even_ = 0;
     // A host's NIC capacity for the job: each distinct NIC its ranks use, at its cable's
     // rate (one host link where the topology names no NIC).
-    std::unordered_map<const NodeTopology *, std::vector<int>> pairings;
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
         int h = hosts_[i];
-        const NodeTopology &t = graph.node(h);
-        auto [pit, fresh] = pairings.try_emplace(&t);
-        if (fresh)
-            pit->second = t.gpu_nic_pairing();
         std::set<int> nics;
         for (int r : by_host_[i])
-            nics.insert(ranks_[r].gpu >= 0 ? pit->second[ranks_[r].gpu] : -1);
+            nics.insert(graph.gpu_nic(ranks_[r]));
         double sum = 0;
         for (int n : nics)
             sum += nic_cap_gbs(h, n);
@@ -80,18 +75,19 @@ bool FlowModel::pxn(int rank) const {
     if (g.gpu < 0)
         return true;  // a host's own traffic leaves by any port
     const NodeTopology &t = graph_->node(g.host);
-    for (std::size_t i = 0; i < t.gpus.size(); ++i) {
-        PathType p = t.path(g.gpu, static_cast<int>(i));
-        if (p == PathType::kNVLink || p == PathType::kNVSwitch)
+    for (std::size_t i = 0; i < t.gpus.size(); ++i)
+        if (over_nvlink(t.path(g.gpu, static_cast<int>(i))))
             return true;
-    }
     return false;
 }
 
 double FlowModel::alpha(int src, int dst) const {
     const auto &a = ranks_[src], &b = ranks_[dst];
-    double path_s = graph_->gpu_path(a, b).latency_us * 1e-6;
-    return (a.host == b.host ? c_.alpha_intra_s : c_.alpha_inter_s) + path_s;
+    return alpha(a, b, graph_->gpu_path(a, b));
+}
+
+double FlowModel::alpha(const GpuRef &a, const GpuRef &b, const PathMetrics &path) const {
+    return (a.host == b.host ? c_.alpha_intra_s : c_.alpha_inter_s) + path.latency_us * 1e-6;
 }
 
 double FlowModel::pair_time(int src, int dst, double bytes) const {
@@ -144,13 +140,13 @@ std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
         if (f.bytes <= 0 || f.src == f.dst)
             continue;
         const GpuRef &a = ranks_[f.src], &b = ranks_[f.dst];
-        double rate, path_s;
+        double rate, alpha_s;
         if (a.host == b.host) {
             rate = intra_gbs(f.src, f.dst);
-            path_s = graph_->gpu_path(a, b).latency_us * 1e-6;
+            alpha_s = alpha(f.src, f.dst);
         } else {
             const Use &u = uses[i];
-            path_s = u.path.latency_us * 1e-6;
+            alpha_s = alpha(a, b, u.path);
             if (u.r.nvlink) {
                 rate = u.path.bandwidth_gbs * c_.intra_efficiency;
                 rate = std::min(rate, domain_gbs(f.src) / count[key(kNvlOut, a.host, a.gpu)]);
@@ -172,9 +168,8 @@ std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
                 }
             }
         }
-        double alpha = (a.host == b.host ? c_.alpha_intra_s : c_.alpha_inter_s) + path_s;
         times[i] =
-            alpha + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
+            alpha_s + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
     }
     return times;
 }

@@ -62,6 +62,8 @@ class FlowModel {
 
   private:
     double nic_cap_gbs(int host, int nic) const;  // one NIC of a host, after efficiency
+    // alpha_inter or alpha_intra plus the path's latency.
+    double alpha(const GpuRef &a, const GpuRef &b, const PathMetrics &path) const;
 
     const ClusterGraph *graph_;
     CostConstants c_;

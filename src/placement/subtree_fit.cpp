@@ -147,13 +147,12 @@ std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
         return fits;
     const int wanted = c.hosts_needed, group = std::max(1, c.group_hosts);
     struct Domain {
-        int index;
         bool degraded;
         std::vector<int> eligible;
     };
     std::vector<Domain> ds;
     for (int d = 0; d < domains; ++d) {
-        Domain dom{d, c.state.domain_degraded(d), {}};
+        Domain dom{c.state.domain_degraded(d), {}};
         for (int h : g.domain_hosts(d))
             if (c.capacity[h] > 0)
                 dom.eligible.push_back(h);

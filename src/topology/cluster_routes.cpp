@@ -160,6 +160,10 @@ int ClusterGraph::gpu_rail(GpuRef g) const {
 int ClusterGraph::nic_port(int host, int nic) const {
     return nic < 0 ? -1 : impl_->nic_port[host][nic];
 }
+int ClusterGraph::gpu_nic(GpuRef g) const {
+    const Impl &i = *impl_;
+    return g.gpu < 0 ? -1 : i.nic_of_gpu.at(i.host_topology[g.host])[g.gpu];
+}
 int ClusterGraph::nvlink_domain(int host) const {
     return impl_->domain_of[host];
 }
@@ -187,13 +191,10 @@ Route ClusterGraph::route(GpuRef a, GpuRef b) const {
         r.nvlink = true;
         return r;
     }
-    auto nic = [&](GpuRef x) {
-        return x.gpu < 0 ? -1 : g.nic_of_gpu.at(g.host_topology[x.host])[x.gpu];
-    };
     r.src_port = gpu_port(a);
     r.dst_port = gpu_port(b);
-    r.src_nic = nic(a);
-    r.dst_nic = nic(b);
+    r.src_nic = gpu_nic(a);
+    r.dst_nic = gpu_nic(b);
     if (r.src_port < 0 || r.dst_port < 0)
         return r;
     const auto &pa = g.ports[a.host];
@@ -216,7 +217,7 @@ Route ClusterGraph::route(GpuRef a, GpuRef b) const {
     for (std::size_t i = 0; i < t.gpus.size(); ++i) {
         int gi = static_cast<int>(i);
         PathType p = t.path(a.gpu, gi);
-        if (g.gpu_port[a.host][i] != q || (p != PathType::kNVLink && p != PathType::kNVSwitch))
+        if (g.gpu_port[a.host][i] != q || !over_nvlink(p))
             continue;
         if (t.bandwidth(a.gpu, gi) > best) {
             best = t.bandwidth(a.gpu, gi);
@@ -225,7 +226,7 @@ Route ClusterGraph::route(GpuRef a, GpuRef b) const {
     }
     if (r.proxy_gpu >= 0) {
         r.src_port = q;
-        r.src_nic = nic({a.host, r.proxy_gpu});
+        r.src_nic = gpu_nic({a.host, r.proxy_gpu});
     }
     return r;
 }

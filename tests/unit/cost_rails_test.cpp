@@ -15,14 +15,6 @@ using namespace slurm_ai::test;
 
 namespace {
 
-const std::string kInputs = SLURM_AI_TEST_INPUTS;
-
-NodeTopology input_node(const std::string &name) {
-    auto t = load_node_topology(kInputs + "/" + name);
-    REQUIRE(t.ok());
-    return std::move(t).value();
-}
-
 ClusterGraph graph_of(const std::string &conf, const NodeTopology &node) {
     auto fabric = parse_topology_conf(conf, "rails.conf");
     INFO((fabric.ok() ? std::string() : fabric.error().message()));
@@ -38,6 +30,24 @@ const char *kTwoRails =
     "SwitchName=rail0 Nodes=h[1-2] LinkSpeed=100\n"
     "SwitchName=rail1 Nodes=h[1-2] LinkSpeed=100\n"
     "SwitchName=spine Switches=rail[0-1] LinkSpeed=100\n";
+
+// A data-parallel job whose all-reduce is hierarchical, of 1 GiB.
+JobDemand hierarchical_allreduce(std::uint32_t nodes, std::uint32_t gpus) {
+    auto d = pattern_demand(CommPattern::kAllReduce, nodes, gpus);
+    d.comm.bytes = 1u << 30;
+    d.comm.algo = "hierarchical";
+    return d;
+}
+
+// topograph's four NVL72 racks, every host a GB200 tray.
+ClusterGraph nvl72() {
+    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
+    REQUIRE(fabric.ok());
+    REQUIRE(fabric->nvlink_domains.size() == 4);
+    auto g = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
+    REQUIRE(g.ok());
+    return std::move(g).value();
+}
 
 Placement gpus_on(const ClusterGraph &g,
                   std::vector<std::pair<const char *, std::vector<int>>> at) {
@@ -90,9 +100,7 @@ TEST_CASE("two hosts on two rails: rings on their own rail beat rings across rai
     CostModel model(g);
     const auto &c = model.constants();
     const double bytes = 1 << 30;
-    auto d = pattern_demand(CommPattern::kAllReduce, 2, 4);
-    d.comm.bytes = static_cast<std::uint64_t>(bytes);
-    d.comm.algo = "hierarchical";
+    auto d = hierarchical_allreduce(2, 4);
 
     // GPUs 0 (rail 0) and 2 (rail 1) on each host. Aligned: inter-host ring k links the
     // k-th GPU of each host, so ring 0 stays on rail 0 and ring 1 on rail 1.
@@ -160,12 +168,7 @@ TEST_CASE("across rails on an NVSwitch host, PXN forwards over NVLink to the rig
 }
 
 TEST_CASE("NVL72: hosts of one NVLink domain all-reduce at NVLink speed", "[cost][nvlink]") {
-    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
-    REQUIRE(fabric.ok());
-    REQUIRE(fabric->nvlink_domains.size() == 4);
-    auto gr = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
-    REQUIRE(gr.ok());
-    const ClusterGraph &g = gr.value();
+    const ClusterGraph g = nvl72();
     const int a = host(g, "node1101"), b = host(g, "node1102"), far = host(g, "node1201");
     REQUIRE(g.nvlink_domain(a) >= 0);
     CHECK(g.nvlink_domain(a) == g.nvlink_domain(b));
@@ -178,9 +181,7 @@ TEST_CASE("NVL72: hosts of one NVLink domain all-reduce at NVLink speed", "[cost
     CostModel model(g);
     const auto &c = model.constants();
     const double bytes = 1 << 30;
-    auto d = pattern_demand(CommPattern::kAllReduce, 2, 8);
-    d.comm.bytes = static_cast<std::uint64_t>(bytes);
-    d.comm.algo = "hierarchical";
+    auto d = hierarchical_allreduce(2, 8);
     auto inside =
         model.estimate(d, gpus_on(g, {{"node1101", {0, 1, 2, 3}}, {"node1102", {0, 1, 2, 3}}}));
     auto across =
@@ -257,11 +258,7 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
 
 TEST_CASE("NVL72: a degraded NVLink domain is avoided when a healthy one fits as well",
           "[placement][nvlink]") {
-    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
-    REQUIRE(fabric.ok());
-    auto gr = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
-    REQUIRE(gr.ok());
-    const ClusterGraph &g = gr.value();
+    const ClusterGraph g = nvl72();
     PlacementEngine engine(g);
     ClusterState s(g);
     // Rack nvl-1-2 (1201-1218, under spine-1) and rack nvl-2-1 (2101-2118, under spine-2) have 6

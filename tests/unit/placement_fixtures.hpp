@@ -18,10 +18,18 @@ namespace slurm_ai::test {
 
 inline const std::string kData = SLURM_AI_DATA_DIR;
 
-inline NodeTopology node_file(const std::string &relative) {
-    auto t = load_node_topology(kData + "/" + relative);
+inline NodeTopology node_at(const std::string &path) {
+    auto t = load_node_topology(path);
+    INFO((t.ok() ? std::string() : t.error().message()));
     REQUIRE(t.ok());
     return std::move(t).value();
+}
+// A node file of ../shared/data, and one of tests/inputs (emulated and hand-written nodes).
+inline NodeTopology node_file(const std::string &relative) {
+    return node_at(kData + "/" + relative);
+}
+inline NodeTopology input_node(const std::string &name) {
+    return node_at(std::string(SLURM_AI_TEST_INPUTS) + "/" + name);
 }
 
 // `leaves` leaf switches of `per_leaf` hosts (h1, h2, ...) under one spine. Host links

@@ -126,6 +126,9 @@ class ClusterGraph {
     int gpu_port(GpuRef g) const;  // -1 for a host without ports; port 0 for a host rank
     int gpu_rail(GpuRef g) const;  // the rail of gpu_port, or -1
     int nic_port(int host, int nic) const;
+    // The NIC a GPU is paired with (NodeTopology::gpu_nic_pairing, computed once per
+    // distinct topology), or -1 (no NIC, or a host rank).
+    int gpu_nic(GpuRef g) const;
     // Between different hosts: inside one NVLink domain over NVLink; else from the GPU's
     // port to the destination GPU's port, except that where they sit on different leaves
     // and the source host has a port on the destination's leaf, the data first crosses

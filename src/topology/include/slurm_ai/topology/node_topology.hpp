@@ -25,6 +25,10 @@ enum class PathType {
     kInterSocket,  // SYS: across the inter-socket link
 };
 std::string_view to_string(PathType p);  // "SELF", "NVL", "NVS", "PIX", "PXB", "PHB", "SYS"
+// Whether a path between two GPUs is NVLink, direct or through NVSwitches.
+inline bool over_nvlink(PathType p) {
+    return p == PathType::kNVLink || p == PathType::kNVSwitch;
+}
 
 // Bandwidths used where the input gives none, in GB/s per direction.
 inline constexpr double kDefaultPcieGBs = 16.0;        // PCIe 3.0 x16, roughly
