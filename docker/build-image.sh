@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
-# The build steps of the mini-cluster image, as a script: docker/Dockerfile runs nothing
-# but these steps, and CI runs them on a host without Docker (tests/build/docker_build_steps.sh),
-# so that what CI checks is what the image does.
+# The steps that make the mini-cluster image, as a script: docker/images.sh runs `build`
+# on the host (packaging the native build), docker/Dockerfile runs `install check` in the
+# image, and CI runs all three on a host without Docker too (tests/build/
+# docker_build_steps.sh), so that what CI checks is what the image does.
 #
 #   docker/build-image.sh [options] STEP...
 #
-# Steps, in the order the Dockerfile runs them:
-#   deps     tools/setup.sh: Debian's Slurm 22.05 packages, the build dependencies and the
+# Steps:
+#   deps     tools/setup.sh: Debian's Slurm packages, the build dependencies and the
 #            configured Slurm source tree of exactly the installed version (as a native build)
 #   build    configure (when --build-dir holds no build yet: Release, no tests) and build
 #            the suite, then make the .deb with cpack into --out
 #   install  install Slurm's daemons, munge and the .deb from --out with apt, which checks
 #            the .deb's Depends (exactly the Slurm it was built for), then drop apt's
-#            caches; put the entrypoint and the compute nodes' topology into /opt/slurm-ai
+#            caches; put the entrypoint, the compute nodes' topology and the trainers
+#            (tests/trainer/: the PyTorch one and its batch script) into /opt/slurm-ai
 #   check    the installed suite: each tool answers --help, both plugins are in Slurm's
 #            PluginDir, the contrib examples are in /usr/share/slurm-ai, and
 #            docker/entrypoint.sh renders a configuration that slurmd accepts
@@ -110,9 +112,11 @@ step_install() {
     apt-get clean
     rm -rf /var/lib/apt/lists/*
   fi
-  # The entrypoint and the compute nodes' topology (the 4-GPU node the tests use).
+  # The entrypoint, the compute nodes' topology (the 4-GPU node the tests use), the trainer.
   install -D -m 0755 "$here/entrypoint.sh" "$ROOT/opt/slurm-ai/entrypoint.sh"
   install -D -m 0644 "$SRC/tests/inputs/minicluster-node.xml" "$ROOT/opt/slurm-ai/node.xml"
+  install -D -m 0755 -t "$ROOT/opt/slurm-ai/trainer" "$SRC/tests/trainer/ddp_trainer.py" \
+    "$SRC/tests/trainer/ddp_job.sh"
   log "installed $(basename "$deb")${ROOT:+ into $ROOT}"
 }
 

@@ -3,11 +3,15 @@
 # c1..cN (docker/compose.yaml) that share a munge key and /etc/slurm through volumes.
 #
 #   entrypoint.sh controller   make the munge key (first start), write the configuration
-#                              into /etc/slurm, run munged and slurmctld (foreground)
+#                              into /etc/slurm, run munged, slurmctld, ai-recover (the
+#                              node-down trigger and its watch loop) and ai-elasticd; the
+#                              container ends when slurmctld does
 #   entrypoint.sh compute      wait for the key and the configuration, create the
 #                              emulated GPUs, run munged and slurmd -N $(hostname)
 #   entrypoint.sh render       only write the configuration (build-image.sh check runs it
 #                              on the CI host)
+#   entrypoint.sh health       the controller's health check: every compute node c1..cN
+#                              (not the spares) is idle
 #   entrypoint.sh CMD ARGS...  anything else runs as a command (e.g. bash)
 #
 # The configuration is the one docs/admin-guide.md gives an admin: slurm.conf Includes the
@@ -20,6 +24,10 @@
 #
 # Environment:
 #   SLURM_AI_COMPUTE_NODES  compute containers c1..cN (default 2): the same N as compose.yaml
+#   SLURM_AI_SPARE_NODES    nodes c(N+1).. that slurm.conf lists but whose containers start
+#                           later, to grow onto (default 0; compose.yaml's profile spare)
+#   SLURM_AI_SHARED_DIR     the folder every container mounts (default /shared): elastic
+#                           views, checkpoints and job output live there
 #   SLURM_AI_NODE_XML       topology of every compute node (default /opt/slurm-ai/node.xml,
 #                           the tests' 4-GPU node: GPU pairs 0-1 and 2-3 NVLinked)
 #   SLURM_AI_CONF_DIR       shared configuration directory (default /etc/slurm)
@@ -34,6 +42,8 @@ log() { printf '%s: %s\n' "$PROG" "$*" >&2; }
 die() { printf '%s: error: %s\n' "$PROG" "$*" >&2; exit 1; }
 
 N=${SLURM_AI_COMPUTE_NODES:-2}
+SPARE=${SLURM_AI_SPARE_NODES:-0}
+SHARED_DIR=${SLURM_AI_SHARED_DIR:-/shared}
 NODE_XML=${SLURM_AI_NODE_XML:-/opt/slurm-ai/node.xml}
 CONF_DIR=${SLURM_AI_CONF_DIR:-/etc/slurm}
 SHARED=${SLURM_AI_MUNGE_SHARED:-/etc/munge-shared}
@@ -47,7 +57,11 @@ GPU_TYPE=v100
 READY=$CONF_DIR/.rendered   # written last: computes start once it exists
 
 [[ $N =~ ^[1-9][0-9]*$ ]] || die "SLURM_AI_COMPUTE_NODES='$N': expected a positive integer"
-if [ "$N" = 1 ]; then NODES=c1; else NODES="c[1-$N]"; fi
+[[ $SPARE =~ ^[0-9]+$ ]] || die "SLURM_AI_SPARE_NODES='$SPARE': expected 0 or a positive integer"
+ALL=$((N + SPARE))
+nodelist() { if [ "$1" = 1 ]; then echo c1; else echo "c[1-$1]"; fi; }
+NODES=$(nodelist "$ALL")     # every node slurm.conf lists
+STARTED=$(nodelist "$N")     # the nodes whose containers compose starts at once
 
 # ---------------------------------------------------------------------------------------
 render() {
@@ -72,7 +86,8 @@ render() {
     --file "$DEV/nvidia%d" -o "$CONF_DIR/gres.conf" "$NODE_XML" >/dev/null
 
   cat >"$CONF_DIR/slurm.conf" <<EOF
-# Written by docker/entrypoint.sh for $N compute containers; rewritten at every start.
+# Written by docker/entrypoint.sh for $N compute containers and $SPARE spare ones;
+# rewritten at every start.
 ClusterName=slurmai
 SlurmctldHost=$CONTROLLER
 SlurmUser=root
@@ -100,19 +115,30 @@ SlurmctldDebug=verbose
 SlurmdDebug=verbose
 ReturnToService=2
 SlurmdParameters=config_overrides
+# A container that comes back may have another address: look names up every time.
+CommunicationParameters=NoAddrCache
+# Failures found within seconds (contrib/slurm.conf.d/checkpoint.conf explains the pair).
+SlurmdTimeout=15
+MessageTimeout=5
+KillWait=5
+InactiveLimit=0
+MinJobAge=600
 
-# The suite, as an admin enables it.
+# The suite, as an admin enables it, and its checkpoint settings.
 Include $suite
+JobRequeue=1
+# Backfill every second, so that tests do not wait half a minute for a start.
+SchedulerParameters=permit_job_expansion,bf_interval=1,bf_resolution=60,sched_min_interval=100000
 
 NodeName=$NODES CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPU_TYPE:$gpus State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP
 EOF
 
   # Leaf switches of two nodes under one spine, so that placement has a choice.
-  local leaves=$(((N + 1) / 2)) i f="$CONF_DIR/topology.conf"
+  local leaves=$(((ALL + 1) / 2)) i f="$CONF_DIR/topology.conf"
   echo "# Written by docker/entrypoint.sh: leaves of two compute containers, one spine." >"$f"
   for ((i = 1; i <= leaves; i++)); do
-    if [ $((2 * i)) -le "$N" ]; then
+    if [ $((2 * i)) -le "$ALL" ]; then
       echo "SwitchName=leaf$i Nodes=c[$((2 * i - 1))-$((2 * i))]" >>"$f"
     else
       echo "SwitchName=leaf$i Nodes=c$((2 * i - 1))" >>"$f"
@@ -125,6 +151,12 @@ EOF
     echo
     echo "# Added by docker/entrypoint.sh: every compute container has this topology."
     echo "NodeTopology=$NODE_XML"
+    echo "# Elastic views where every node sees them."
+    echo "ElasticViewDir=$SHARED_DIR/ai_elastic/views"
+    echo "# Short elastic timers, as on the loopback mini-cluster's tests."
+    echo "ElasticInterval=1"
+    echo "ElasticGrowCooldown=2s"
+    echo "ElasticGrowTimeout=30s"
   } >"$CONF_DIR/ai_select.conf"
 
   echo "include $CONF_DIR/plugstack.conf.d/*.conf" >"$CONF_DIR/plugstack.conf"
@@ -149,7 +181,8 @@ start_munged() {
   install -o munge -g munge -m 0400 "$SHARED/munge.key" /etc/munge/munge.key
   install -d -o munge -g munge -m 0755 /run/munge
   install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
-  runuser -u munge -- /usr/sbin/munged
+  # --force: a restarted container still holds the socket of its last run.
+  runuser -u munge -- /usr/sbin/munged --force
   munge -n | unmunge >/dev/null || die "munged runs but a credential does not round-trip"
 }
 
@@ -162,8 +195,40 @@ controller() {
   fi
   start_munged
   render
-  mkdir -p /var/spool/slurmctld /var/log/slurm
-  exec slurmctld -D -f "$CONF_DIR/slurm.conf"
+  mkdir -p /var/spool/slurmctld /var/log/slurm "$SHARED_DIR"
+  export SLURM_CONF=$CONF_DIR/slurm.conf
+  slurmctld -D -f "$SLURM_CONF" &
+  local ctld=$! t=0 others=()
+  # docker stop: slurmctld saves its state on SIGTERM; the helpers just end.
+  trap 'kill -TERM $ctld "${others[@]}" 2>/dev/null' TERM INT
+  until scontrol ping >/dev/null 2>&1; do
+    kill -0 $ctld 2>/dev/null || { wait $ctld; die "slurmctld ended before it answered"; }
+    [ $t -lt 120 ] || die "slurmctld does not answer after 60 s"
+    t=$((t + 1)); sleep 0.5
+  done
+  # ai-recover: the node-down trigger. Slurm keeps PERM triggers in its saved state, so a
+  # restarted controller has it already.
+  local prog="/usr/bin/ai-recover --conf $SLURM_CONF --grace 10 node-down"
+  strigger --get --node --down 2>/dev/null | grep -qF "$prog" ||
+    strigger --set --node --down --flags=PERM --program="$prog" >/dev/null ||
+    die "strigger --set failed for $prog"
+  /usr/bin/ai-recover --conf "$SLURM_CONF" --grace 10 watch --interval 2 &
+  others+=($!)
+  /usr/bin/ai-elasticd --slurm-conf "$SLURM_CONF" \
+    --state /var/spool/slurmctld/ai_elastic/elasticd.json --interval 1 &
+  others+=($!)
+  log "slurmctld, ai-recover and ai-elasticd run"
+  local rc=0
+  wait $ctld || rc=$?
+  kill -TERM "${others[@]}" 2>/dev/null || true
+  exit $rc
+}
+
+# Healthy: every node whose container starts with the cluster answers and is idle.
+health() {
+  local states
+  states=$(sinfo -h -N -n "$STARTED" -o %T 2>/dev/null | sort -u) || return 1
+  [ "$states" = idle ]
 }
 
 compute() {
@@ -184,6 +249,7 @@ case ${1:-} in
   controller) controller ;;
   compute) compute ;;
   render) render ;;
-  "") die "expected controller, compute, render or a command" ;;
+  health) health ;;
+  "") die "expected controller, compute, render, health or a command" ;;
   *) exec "$@" ;;
 esac

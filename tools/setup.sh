@@ -22,7 +22,8 @@ case "${VERSION_CODENAME:-}" in
   bookworm)  # Debian 12: Slurm 22.05, the host CI runs on
     BOOST=libboost1.81-dev
     # Catch2 2 (unit tests), libFuzzer, and debootstrap for tools/slurm-root.sh
-    EXTRA=(catch2 clang libclang-rt-14-dev debootstrap)
+    # and the PyTorch trainer of the tests (tests/trainer/ddp_trainer.py: gloo on CPU)
+    EXTRA=(catch2 clang libclang-rt-14-dev debootstrap python3-torch)
     ;;
   trixie)  # Debian 13: Slurm 24.11, in the root tools/slurm-root.sh makes
     BOOST=libboost1.83-dev
@@ -41,8 +42,7 @@ PACKAGES=(
   # build and test tools
   build-essential cmake pkg-config dpkg-dev graphviz
   python3 procps iproute2 util-linux
-  # packaging (cpack's shlibdeps needs file) and docker/ checks: compose.yaml parsing,
-  # man page formatting
+  # packaging (cpack's shlibdeps needs file), compose.yaml parsing, man page formatting
   file python3-yaml groff-base
   "${EXTRA[@]}"
 )

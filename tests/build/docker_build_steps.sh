@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The mini-cluster image's build steps, run on this host as the Dockerfile runs them in the
-# image, except that nothing here changes: `build` packages the existing build directory
-# (the image configures a fresh one: Release, no tests) into a temporary --out, `install`
+# The mini-cluster image's build steps, run on this host as docker/images.sh and the
+# Dockerfile run them, except that nothing here changes: `build` packages the existing
+# build directory into a temporary --out (as images.sh does), `install`
 # resolves the .deb's Depends with a simulated apt and installs it with dpkg into a fresh
 # root, and `check` runs the installed tools, finds the plugins in Slurm's PluginDir there
 # and has slurmd (loading the installed select plugin) read the configuration that

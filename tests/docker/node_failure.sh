@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# A compute host fails under a running PyTorch job, and the suite's checkpoint-triggered
+# recovery brings the job back with nothing lost:
+#   node_failure.sh kill     `docker kill` of the container: the host dies with its tasks
+#   node_failure.sh netcut   `docker network disconnect`: the host runs on, unreachable
+# The 3-node data-parallel trainer (--no-kill, --ai-checkpoint, one node left free) loses
+# a node other than its batch host after its first periodic checkpoint. Expected: the
+# survivors' all_reduce fails or hangs and they hold their last committed step; Slurm
+# marks the node down; ai-recover (the node-down trigger) asks them to checkpoint and
+# requeues the job without the node; the job resumes from the newest complete checkpoint
+# on the free node and finishes. Its final parameters equal, bit for bit, those of an
+# uninterrupted run with the same seed; the steps done again are at most those done since
+# the last complete checkpoint before the failure. Then the host comes back and is idle.
+source "$(dirname "$0")/lib.sh"
+mode=${1:?usage: node_failure.sh kill|netcut}
+TEST_NAME=node_$mode
+case $mode in kill | netcut) ;; *) fail "mode '$mode': expected kill or netcut" ;; esac
+t_begin=$SECONDS
+victim=""
+restore() {
+    [ -n "$victim" ] || return 0
+    case $mode in
+        kill) dc start "$victim" >/dev/null 2>&1 ;;
+        netcut) docker network connect --alias "$victim" "$NETWORK" "$(container_of "$victim")" \
+                    >/dev/null 2>&1 ;;
+    esac
+}
+trap 'rc=$?; restore; (exit $rc); show_on_failure' EXIT
+
+out=$WORK/job.out
+host_out=$HOST_DIR/job.out
+steps=150
+opts=(--steps $steps --seed 11 --every 25 --step-ms 100)
+id=$(ddp_submit "$out" -N3 --exclusive --no-kill --ai-checkpoint="$WORK/ckpt" -- "${opts[@]}" \
+    --final "$WORK/final.pt")
+ref=$(ddp_standalone alone "${opts[@]}")  # while the job starts
+[ -n "$ref" ] || fail "the standalone run printed no digest: $(tail -n 3 "$HOST_DIR/alone.out")"
+wait_until 120 "job $id running with a complete checkpoint" output_has "$host_out" "checkpoint step=25 "
+
+batch=$(job_field "$id" BatchHost)
+for n in $(ctl scontrol show hostnames "$(job_field "$id" NodeList)"); do
+    [ "$n" = "$batch" ] || victim=$n
+done
+[ -n "$victim" ] || fail "job $id has no node but its batch host $batch"
+container=$(container_of "$victim")
+t_fail=$(date +%s.%N)
+case $mode in
+    kill) docker kill "$container" >/dev/null ;;
+    netcut) docker network disconnect "$NETWORK" "$container" ;;
+esac || fail "could not fail $victim ($mode)"
+restarted() { [ "$(job_state "$id")" = RUNNING ] && [ "$(job_field "$id" Restarts)" = 1 ]; }
+wait_until 120 "job $id requeued and running again after $victim failed ($mode)" restarted
+echo "job $id running again $((SECONDS - t_begin)) s after the start, on $(job_field "$id" NodeList)"
+wait_until 150 "job $id finished" job_gone "$id"
+
+j=$(analyse "$host_out" "$t_fail")
+expect_eq "trainer errors" "[]" "$(py "$j" 'd["errors"]')"
+expect_eq "end state" COMPLETED "$(job_end_state "$id")"
+expect_eq "world sizes of the trainer's runs" "3 3" "$(ddp_worlds "$host_out")"
+expect_eq "nodes of the second run without $victim" "" \
+    "$(py "$j" '" ".join(d["runs"][1]["nodes"])' | tr ' ' '\n' | grep -x "$victim" || true)"
+newest=$(py "$j" 'd["failures"][0]["newest_checkpoint_before"]')
+committed=$(py "$j" 'd["failures"][0]["committed_before"]')
+resumed=$(py "$j" 'd["runs"][1]["resume_step"]')
+redone=$(py "$j" 'd["runs"][1]["lost"]')
+[ "$newest" -ge 25 ] || fail "no complete checkpoint before the failure (newest: $newest)"
+[ "$resumed" -ge "$newest" ] ||
+    fail "resumed from step $resumed, older than the newest complete checkpoint $newest before the failure"
+[ "$redone" -le $((committed - newest)) ] ||
+    fail "did $redone steps again, more than the $((committed - newest)) done since the checkpoint of step $newest"
+expect_eq "ranks done" 3 "$(grep -c " done step=$steps " "$host_out")"
+expect_eq "digest of every rank against an uninterrupted run" "$ref" "$(ddp_digests "$host_out")"
+ddp_same_params "$WORK/final.pt" "$WORK/alone.pt"
+echo "$victim failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
+
+restore
+victim_back=$victim
+victim=""
+wait_until 120 "$victim_back idle again" node_idle "$victim_back"
+echo "$victim_back idle again; $((SECONDS - t_begin)) s in all"
