@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Reads the output of toy_trainer.py jobs (all runs appended to one file) and prints, as
-JSON, each run of the job and what it lost:
+JSON, each run of the job and what it lost. ddp_trainer.py's lines have the same form and
+are read the same way (its digests are compared by the tests; final_digest_ok is the toy's
+chain check only):
 
   {"runs": [{"start": T, "resume_step": S, "resume_from": PATH, "restart": C, "nodes": [..],
              "committed_before": K,     # highest step committed before the run started

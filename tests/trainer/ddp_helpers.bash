@@ -1,0 +1,62 @@
+# Sourced by the PyTorch trainer's cluster tests (tests/cluster/ddp_*.sh) after lib.sh:
+# the trainer, its batch script, the uninterrupted run to compare with, and what its jobs
+# reported. Needs fail() (lib.sh) and TEST_NAME.
+
+DDP_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+DDP_TRAINER=$DDP_REPO/tests/trainer/ddp_trainer.py
+DDP_JOB=$DDP_REPO/tests/trainer/ddp_job.sh
+# Debian's python3-torch is installed for Debian's Python; a python3 earlier on PATH (a
+# pyenv one, say) may not have it. ddp_job.sh reads the same variable.
+export DDP_PYTHON=${DDP_PYTHON:-/usr/bin/python3}
+
+# Skips the test (exit status 77, ctest's SKIP_RETURN_CODE) without torch and gloo.
+ddp_need_torch() {
+    local err
+    err=$("$DDP_PYTHON" -c 'import torch.distributed as d
+assert d.is_available() and d.is_gloo_available(), "torch.distributed without gloo"' 2>&1) && return 0
+    echo "SKIP [$TEST_NAME]: $DDP_PYTHON cannot run torch.distributed with gloo" \
+        "(Debian's python3-torch): $(tail -n 1 <<<"$err")"
+    exit 77
+}
+
+# ddp_standalone OUT FINAL TRAINER_OPTIONS...: the same training in one process without
+# Slurm (env:// on a free loopback port, no checkpoints); prints its digest.
+ddp_standalone() {
+    local out=$1 final=$2 port
+    shift 2
+    port=$("$DDP_PYTHON" -c 'import socket
+s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+    env -u AI_CHECKPOINT_DIR -u AI_CHECKPOINT_RESUME MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
+        RANK=0 WORLD_SIZE=1 "$DDP_PYTHON" "$DDP_TRAINER" --final "$final" "$@" >"$out" 2>&1 ||
+        fail "the standalone run failed: $(tail -n 5 "$out")"
+    ddp_digests "$out"
+}
+
+# ddp_submit OUT SBATCH_OPTIONS... -- TRAINER_OPTIONS...: prints the job id.
+ddp_submit() {
+    local out=$1 sb=()
+    shift
+    while [ $# -gt 0 ] && [ "$1" != -- ]; do sb+=("$1"); shift; done
+    [ $# -gt 0 ] && shift
+    sbatch --parsable --open-mode=append -o "$out" "${sb[@]}" "$DDP_JOB" "$DDP_TRAINER" "$@" ||
+        fail "sbatch ${sb[*]} refused the PyTorch trainer"
+}
+
+# ddp_digests OUT: the distinct digests of OUT's "done" lines, one a line.
+ddp_digests() { sed -n 's/.* done step=[0-9]* digest=\([0-9a-f]*\)$/\1/p' "$1" | sort -u; }
+
+# ddp_worlds OUT: the world size of each run, in order ("3 2 3").
+ddp_worlds() {
+    grep -E '^[0-9.]+ rank=0 .* resume step=' "$1" | sed 's/.* world=\([0-9]*\) .*/\1/' | xargs
+}
+
+# ddp_same_params A B: the two --final files hold equal tensors (torch.equal), or fails.
+ddp_same_params() {
+    local msg
+    msg=$("$DDP_PYTHON" -c 'import sys, torch
+a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])
+bad = [k for k in a["state_dict"] if not torch.equal(a["state_dict"][k], b["state_dict"][k])]
+print("differ in " + ", ".join(bad) if bad else "equal")' "$1" "$2" 2>&1) ||
+        fail "cannot compare $1 and $2: $msg"
+    [ "$msg" = equal ] || fail "final parameters of $1 and $2 $msg"
+}
