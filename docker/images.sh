@@ -10,7 +10,7 @@
 #      Slurm's daemons, munge, python3-torch, the .deb, the entrypoint and the trainers.
 #      Docker's layer cache keeps the package layer while only the suite changes.
 #
-#   docker/images.sh [--series 22.05|24.11] [--build-dir DIR] [--rebuild-base] [--base-only]
+#   docker/images.sh [--series 22.05|24.11] [--build-dir DIR] [--rebuild-base] [--runtime-only]
 #
 # Prints the images and their sizes at the end. Logs go to DIR/docker-images/.
 #   --series S       22.05 (default): Debian 12 (bookworm) and its Slurm, the host's own;
@@ -18,7 +18,9 @@
 #   --build-dir DIR  the native build to package (default: build, or build-slurm24.11
 #                    inside the 24.11 root)
 #   --rebuild-base   debootstrap the base image again even when it exists
-#   --base-only      stop after the base image
+#   --runtime-only   only the base image and the Dockerfile's stage of Debian packages,
+#                    which need no build of the suite (tools/run-tests.sh starts this
+#                    at its beginning, so that it runs while the suite builds)
 # Environment: SLURM_AI_DEBIAN_MIRROR (default http://deb.debian.org/debian),
 # SLURM_AI_CACHE (default /var/cache/slurm-ai: the debootstrap folder while importing).
 set -euo pipefail
@@ -32,7 +34,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 SRC=$(cd "$here/.." && pwd)
 SERIES=22.05
 REBUILD_BASE=0
-BASE_ONLY=0
+RUNTIME_ONLY=0
 BUILD=""
 MIRROR=${SLURM_AI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
@@ -42,7 +44,7 @@ while [ $# -gt 0 ]; do
     --series) [ $# -ge 2 ] || die "--series needs a value"; SERIES=$2; shift 2 ;;
     --build-dir) [ $# -ge 2 ] || die "--build-dir needs a value"; BUILD=$2; shift 2 ;;
     --rebuild-base) REBUILD_BASE=1; shift ;;
-    --base-only) BASE_ONLY=1; shift ;;
+    --runtime-only) RUNTIME_ONLY=1; shift ;;
     -h | --help) usage; exit 0 ;;
     *) die "unknown argument '$1' (see --help)" ;;
   esac
@@ -61,6 +63,9 @@ IMAGE=slurm-ai-minicluster:$SERIES
 cd "$SRC"
 LOGS=$SRC/$BUILD/docker-images
 mkdir -p "$LOGS"
+# One run at a time: a second waits for the first and then finds its images cached.
+exec 9>"$LOGS/.lock"
+flock 9
 
 # -----------------------------------------------------------------------------------------
 # 1. The base image. The folder gets the same apt sources as a Debian host (the suite's
@@ -119,26 +124,31 @@ suite_deb() {
 }
 
 # 3. The suite's image. The context is a folder of just what the image holds, not the
-# source tree (whose build folders are large).
+# source tree (whose build folders are large). --runtime-only: its first stage only.
 suite_image() {
-  local ctx=$LOGS/context t0=$SECONDS
+  local ctx=$LOGS/context t0=$SECONDS what=$IMAGE
   rm -rf "$ctx"
   mkdir -p "$ctx/deb" "$ctx/docker" "$ctx/tests/inputs" "$ctx/tests/trainer"
-  cp "$DEB" "$ctx/deb/"
+  if [ "$RUNTIME_ONLY" = 1 ]; then
+    what="the runtime stage of $IMAGE"
+  else
+    cp "$DEB" "$ctx/deb/"
+  fi
   cp docker/build-image.sh docker/entrypoint.sh docker/Dockerfile "$ctx/docker/"
   cp tests/inputs/minicluster-node.xml "$ctx/tests/inputs/"
   cp tests/trainer/*.py tests/trainer/*.sh "$ctx/tests/trainer/"
-  log "docker build $IMAGE FROM $BASE (log: $LOGS/docker-build.log)"
-  docker build --build-arg BASE="$BASE" -t "$IMAGE" -f "$ctx/docker/Dockerfile" "$ctx" \
-    >"$LOGS/docker-build.log" 2>&1 ||
-    { tail -n 30 "$LOGS/docker-build.log" >&2; die "docker build $IMAGE failed"; }
-  log "built $IMAGE ($((SECONDS - t0)) s)"
+  log "docker build $what FROM $BASE (log: $LOGS/docker-build.log)"
+  if [ "$RUNTIME_ONLY" = 1 ]; then
+    docker build --build-arg BASE="$BASE" --target runtime -f "$ctx/docker/Dockerfile" "$ctx"
+  else
+    docker build --build-arg BASE="$BASE" -t "$IMAGE" -f "$ctx/docker/Dockerfile" "$ctx"
+  fi >"$LOGS/docker-build.log" 2>&1 ||
+    { tail -n 30 "$LOGS/docker-build.log" >&2; die "docker build of $what failed"; }
+  log "built $what ($((SECONDS - t0)) s)"
 }
 
 base_image
-if [ "$BASE_ONLY" = 0 ]; then
-  suite_deb
-  suite_image
-fi
+[ "$RUNTIME_ONLY" = 1 ] || suite_deb
+suite_image
 docker image ls --format '{{.Repository}}:{{.Tag}}\t{{.Size}}' |
   grep -E "^($BASE|$IMAGE)\b" | sort | sed 's/^/image /'

@@ -10,6 +10,16 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${BUILD_DIR:-build}
+# Where a Docker engine answers, the docker tests' base image and Debian packages are
+# fetched while the suite builds (docker/images.sh --runtime-only; docker.setup waits for
+# it and adds the suite). Its log: $build/docker-images/runtime.log. It starts once
+# tools/setup.sh has installed debootstrap: the two must not both run apt on this host.
+if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
+  mkdir -p "$build/docker-images"
+  (until command -v debootstrap >/dev/null; do sleep 5; done
+   exec docker/images.sh --runtime-only --build-dir "$build") \
+    >"$build/docker-images/runtime.log" 2>&1 &
+fi
 BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON
 
 cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.txt")

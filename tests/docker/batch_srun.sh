@@ -32,8 +32,9 @@ done
 
 ctl grep -E "JobId=$job .*JobState=COMPLETED" /var/log/slurm/jobcomp.log >/dev/null ||
     fail "jobcomp.log does not record job $job as COMPLETED"
-nodes=$(ctl ai-explain "$job" --json | /usr/bin/python3 -c 'import json,sys; print(" ".join(sorted(json.load(sys.stdin)["nodes"])))') ||
+nodes=$(ctl ai-explain "$job" --json | /usr/bin/python3 -c 'import json,sys; print(json.load(sys.stdin)["nodes"])') ||
     fail "ai-explain has no record of job $job"
+nodes=$(ctl scontrol show hostnames "$nodes" | sort | xargs)
 [ "$nodes" = "$(printf '%s\n' "$h0" "$h1" | sort | xargs)" ] ||
     fail "ai-explain says nodes '$nodes', the tasks ran on $h0 $h1"
 echo "job $job: tasks on $h0 ($a0) and $h1 ($a1), GPUs $(field 0 gpus) and $(field 1 gpus)"

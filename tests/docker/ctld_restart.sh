@@ -7,8 +7,7 @@
 # restarted controller runs new jobs.
 source "$(dirname "$0")/lib.sh"
 jobs=()
-cleanup() { [ ${#jobs[@]} = 0 ] || ctl scancel "${jobs[@]}" >/dev/null 2>&1 || true; }
-trap 'cleanup; show_on_failure' EXIT
+on_exit '[ ${#jobs[@]} = 0 ] || ctl scancel "${jobs[@]}" >/dev/null 2>&1'
 
 # Each job's script counts seconds into a file of /shared: the count goes on across the
 # restart only if the job's processes do.
@@ -34,7 +33,8 @@ snapshot() {  # one line per job: id state nodes
     for j in "${jobs[@]}"; do echo "$j $(job_state "$j") $(job_field "$j" NodeList)"; done
 }
 view() { cat "$SLURM_AI_SHARED_DIR/ai_elastic/views/$elastic/view.json" 2>/dev/null; }
-wait_until 30 "the elastic job's view" test -n "$(view)"
+has_view() { [ -n "$(view)" ]; }
+wait_until 30 "the elastic job's view" has_view
 ticks() { cat "$HOST_DIR/$1.ticks" 2>/dev/null || echo 0; }
 before=$(snapshot)
 view_before=$(/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["generation"], d["nodes"])' <<<"$(view)")
@@ -43,7 +43,8 @@ grep -q " PENDING " <<<"$(grep "^$pending " <<<"$before")" || fail "job $pending
 
 t0=$SECONDS
 dc restart controller >/dev/null 2>&1 || fail "docker-compose restart controller failed"
-wait_until 90 "the restarted slurmctld answers" ctl scontrol ping
+ctld_up() { ctl scontrol ping >/dev/null 2>&1; }
+wait_until 90 "the restarted slurmctld answers" ctld_up
 echo "controller back in $((SECONDS - t0)) s"
 
 after=$(snapshot)
@@ -64,7 +65,7 @@ sleep 3
 out=$(ctl srun -N1 --gpus=1 hostname) || fail "srun after the restart failed"
 [[ $out =~ ^c[1-4]$ ]] || fail "srun after the restart printed '$out'"
 ctl scancel "$running"
-wait_until 60 "the pending job's dependency is never satisfied" \
-    test "$(job_field "$pending" Reason)" = DependencyNeverSatisfied
+never_satisfied() { [ "$(job_field "$pending" Reason)" = DependencyNeverSatisfied ]; }
+wait_until 60 "the pending job's dependency is never satisfied" never_satisfied
 echo "kept across the restart:"
 echo "$before"

@@ -7,7 +7,7 @@ source "$(dirname "$0")/lib.sh"
 steps=60
 opts=(--steps $steps --seed 3 --every 20)
 id=$(ddp_submit "$WORK/job.out" -N3 --ai-checkpoint="$WORK/ckpt" -- "${opts[@]}" --final "$WORK/final.pt")
-ref=$(ddp_standalone alone "${opts[@]}")
+ref=$(ddp_standalone "$HOST_DIR/alone.out" "$WORK/alone.pt" "${opts[@]}")
 wait_until 180 "job $id finished" job_gone "$id"
 out=$HOST_DIR/job.out
 expect_eq "end state ($(tail -n 3 "$out"))" COMPLETED "$(job_end_state "$id")"

@@ -7,16 +7,20 @@
 # trainer's process group has the new world size (4, then 5); nothing committed is done
 # again and the final parameters equal, bit for bit, those of one process.
 source "$(dirname "$0")/lib.sh"
-trap 'ctl scancel --name ddp-grow >/dev/null 2>&1 || true; show_on_failure' EXIT
+on_exit 'ctl scancel --name ddp-grow >/dev/null 2>&1'
 [ "$(node_state c5)" != idle ] || fail "c5 is idle before its container started"
 
 out=$HOST_DIR/job.out
-steps=200
+steps=300
 opts=(--steps $steps --seed 7 --every 50 --step-ms 100)
 id=$(ddp_submit "$WORK/job.out" -J ddp-grow --ai-elastic=2:5:signal=USR2 --ai-checkpoint="$WORK/ckpt" -- \
     "${opts[@]}" --final "$WORK/final.pt")
-ref=$(ddp_standalone alone "${opts[@]}")
-runs_started() { [ "$(grep -cE '^[0-9.]+ rank=0 .* resume step=' "$out" 2>/dev/null)" -ge "$1" ]; }
+runs_started() {
+    local n
+    n=$(grep -cE '^[0-9.]+ rank=0 .* resume step=' "$out" 2>/dev/null) || true
+    [ "${n:-0}" -ge "$1" ]
+}
+nodes_are() { [ "$(job_field "$id" NumNodes)" = "$1" ]; }
 wait_until 90 "job $id training" runs_started 1
 expect_eq "nodes at the start" 4 "$(job_field "$id" NumNodes)"
 view() { /usr/bin/python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); print(d["generation"], d["world_size"], ",".join(d["nodes"]))' \
@@ -25,7 +29,7 @@ before=$(view) || true
 
 t0=$SECONDS
 dc up -d c5 >"$HOST_DIR/up-c5.log" 2>&1 || fail "docker-compose up -d c5: $(cat "$HOST_DIR/up-c5.log")"
-wait_until 90 "job $id grown onto c5" test "$(job_field "$id" NumNodes)" = 5
+wait_until 90 "job $id grown onto c5" nodes_are 5
 echo "job $id on 5 nodes $((SECONDS - t0)) s after c5's container started"
 wait_until 60 "the trainer's run on 5 nodes" runs_started 2
 after=$(view)
@@ -35,6 +39,7 @@ after=$(view)
 wait_until 150 "job $id finished" job_gone "$id"
 
 expect_eq "end state ($(grep ddp_job: "$out" | tail -n 3))" COMPLETED "$(job_end_state "$id")"
+ref=$(ddp_standalone "$HOST_DIR/alone.out" "$WORK/alone.pt" "${opts[@]}")
 j=$(analyse "$out")
 expect_eq "trainer errors" "[]" "$(py "$j" 'd["errors"]')"
 expect_eq "world sizes of the trainer's runs" "4 5" "$(ddp_worlds "$out")"

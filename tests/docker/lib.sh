@@ -40,16 +40,6 @@ HOST_DIR=$SLURM_AI_SHARED_DIR/$TEST_NAME
 rm -rf "$HOST_DIR"
 mkdir -p "$HOST_DIR"
 
-# wait_until SECONDS WHAT COMMAND...: polls COMMAND every second; fails with WHAT.
-wait_until() {
-    local limit=$1 what=$2 t0=$SECONDS
-    shift 2
-    until "$@"; do
-        [ $((SECONDS - t0)) -lt "$limit" ] || fail "$what: not within ${limit}s"
-        sleep 1
-    done
-}
-
 job_state() { ctl squeue -h -j "$1" -o %T 2>/dev/null || true; }
 job_field() {  # job_field ID KEY: a field of `scontrol -o show job` ("" when the job is gone)
     ctl scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
@@ -58,84 +48,39 @@ job_running() { [ "$(job_state "$1")" = RUNNING ]; }
 job_gone() { [ -z "$(job_state "$1")" ]; }
 node_state() { ctl sinfo -h -N -n "$1" -o %T 2>/dev/null | head -n1; }
 node_idle() { [ "$(node_state "$1")" = idle ]; }
-cluster_healthy() { ctl /opt/slurm-ai/entrypoint.sh health; }
 
-# On failure: what the controller saw.
-show_on_failure() {
-    local rc=$?
-    [ "$rc" = 0 ] || [ "$rc" = 77 ] && return 0
-    echo "=== squeue / sinfo" >&2
-    ctl squeue >&2 2>/dev/null || true
-    ctl sinfo -N >&2 2>/dev/null || true
-    echo "=== controller (last 40 lines)" >&2
-    dc logs --no-color --tail 40 controller >&2 2>/dev/null || true
+# At exit: the test's cleanups (on_exit CMD), then, after a failure, what the controller
+# saw.
+CLEANUPS=()
+on_exit() { CLEANUPS+=("$1"); }
+at_exit() {
+    local rc=$? c
+    for c in "${CLEANUPS[@]+"${CLEANUPS[@]}"}"; do eval "$c" || true; done
+    if [ "$rc" != 0 ] && [ "$rc" != 77 ]; then
+        echo "=== squeue / sinfo" >&2
+        ctl squeue >&2 2>/dev/null || true
+        ctl sinfo -N >&2 2>/dev/null || true
+        echo "=== controller (last 40 lines but getaddrinfo's)" >&2
+        dc logs --no-color --tail 80 controller 2>/dev/null | grep -v getaddrinfo | tail -n 40 >&2 || true
+    fi
+    exit "$rc"
 }
-trap show_on_failure EXIT
+trap at_exit EXIT
 
-# --- The PyTorch trainer of the image (tests/trainer/ddp_trainer.py, ddp_job.sh) --------
-TRAINER_DIR=/opt/slurm-ai/trainer
-DDP_TRAINER=$TRAINER_DIR/ddp_trainer.py
-DDP_JOB=$TRAINER_DIR/ddp_job.sh
+# --- Shared with the loopback rig's tests: waiting, reading a trainer's output, and the
+# PyTorch trainer of the image (tests/trainer/, installed in /opt/slurm-ai/trainer/),
+# run from the controller.
+# shellcheck source=../trainer/job_helpers.bash
+source "$REPO/tests/trainer/job_helpers.bash"
+DDP_RUN=(ctl)
+DDP_TRAINER=/opt/slurm-ai/trainer/ddp_trainer.py
+DDP_JOB=/opt/slurm-ai/trainer/ddp_job.sh
+# shellcheck source=../trainer/ddp_helpers.bash
+source "$REPO/tests/trainer/ddp_helpers.bash"
 
-# ddp_submit OUT SBATCH_OPTIONS... -- TRAINER_OPTIONS...: submitted from the controller;
-# OUT is a path under /shared. Prints the job id.
-ddp_submit() {
-    local out=$1 sb=()
-    shift
-    while [ $# -gt 0 ] && [ "$1" != -- ]; do sb+=("$1"); shift; done
-    [ $# -gt 0 ] && shift
-    ctl sbatch --parsable --open-mode=append -o "$out" "${sb[@]}" "$DDP_JOB" "$DDP_TRAINER" "$@" ||
-        fail "sbatch ${sb[*]} refused the PyTorch trainer"
-}
-
-# ddp_standalone NAME TRAINER_OPTIONS...: the same training in one process on the
-# controller, without Slurm; its output in $HOST_DIR/NAME.out, its parameters in
-# $WORK/NAME.pt. Prints the digest.
-ddp_standalone() {
-    local name=$1
-    shift
-    ctl env MASTER_ADDR=127.0.0.1 MASTER_PORT=29499 RANK=0 WORLD_SIZE=1 \
-        /usr/bin/python3 "$DDP_TRAINER" --final "$WORK/$name.pt" "$@" >"$HOST_DIR/$name.out" 2>&1 ||
-        fail "the standalone run failed: $(tail -n 5 "$HOST_DIR/$name.out")"
-    ddp_digests "$HOST_DIR/$name.out"
-}
-
-# ddp_digests OUT: the distinct digests of OUT's "done" lines, one a line.
-ddp_digests() { sed -n 's/.* done step=[0-9]* digest=\([0-9a-f]*\)$/\1/p' "$1" | sort -u; }
-# ddp_worlds OUT: the world size of each run of the trainer, in order ("3 2 3").
-ddp_worlds() {
-    grep -E '^[0-9.]+ rank=0 .* resume step=' "$1" | sed 's/.* world=\([0-9]*\) .*/\1/' | xargs
-}
-# ddp_same_params A B (paths under /shared): torch.equal on every tensor, in a container.
-ddp_same_params() {
-    local msg
-    msg=$(ctl /usr/bin/python3 -c 'import sys, torch
-a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])
-bad = [k for k in a["state_dict"] if not torch.equal(a["state_dict"][k], b["state_dict"][k])]
-print("differ in " + ", ".join(bad) if bad else "equal")' "$1" "$2" 2>&1) ||
-        fail "cannot compare $1 and $2: $msg"
-    [ "$msg" = equal ] || fail "final parameters of $1 and $2 $msg"
-}
-# analyse OUT [FAILURE_TIME...]: tests/trainer/trainer_log.py's JSON of a host file.
-analyse() {
-    local out=$1 f args=()
-    shift
-    for f in "$@"; do args+=(--failure "$f"); done
-    /usr/bin/python3 "$REPO/tests/trainer/trainer_log.py" "$out" "${args[@]+"${args[@]}"}" \
-        >"$out.json" || fail "cannot read the trainer's output $out"
-    echo "$out.json"
-}
-# py FILE EXPR: a Python expression over the JSON in FILE (as d).
-py() {
-    /usr/bin/python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-v=eval(sys.argv[2])
-print(json.dumps(v) if isinstance(v,(list,dict,bool)) or v is None else v)' "$1" "$2"
-}
 expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
     [ "$2" = "$3" ] || fail "$1: expected '$2', got '$3'"
 }
-output_has() { [ -f "$1" ] && grep -cE "$2" "$1" >/dev/null; }
 job_end_state() {  # the last end state jobcomp.log records for the job
     ctl sed -n "s/^JobId=$1 .*JobState=\([A-Z_]*\).*/\1/p" /var/log/slurm/jobcomp.log | tail -n1
 }

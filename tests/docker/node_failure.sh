@@ -25,16 +25,14 @@ restore() {
                     >/dev/null 2>&1 ;;
     esac
 }
-trap 'rc=$?; restore; (exit $rc); show_on_failure' EXIT
+on_exit restore
 
 out=$WORK/job.out
 host_out=$HOST_DIR/job.out
-steps=150
+steps=200
 opts=(--steps $steps --seed 11 --every 25 --step-ms 100)
 id=$(ddp_submit "$out" -N3 --exclusive --no-kill --ai-checkpoint="$WORK/ckpt" -- "${opts[@]}" \
     --final "$WORK/final.pt")
-ref=$(ddp_standalone alone "${opts[@]}")  # while the job starts
-[ -n "$ref" ] || fail "the standalone run printed no digest: $(tail -n 3 "$HOST_DIR/alone.out")"
 wait_until 120 "job $id running with a complete checkpoint" output_has "$host_out" "checkpoint step=25 "
 
 batch=$(job_field "$id" BatchHost)
@@ -51,8 +49,14 @@ esac || fail "could not fail $victim ($mode)"
 restarted() { [ "$(job_state "$id")" = RUNNING ] && [ "$(job_field "$id" Restarts)" = 1 ]; }
 wait_until 120 "job $id requeued and running again after $victim failed ($mode)" restarted
 echo "job $id running again $((SECONDS - t_begin)) s after the start, on $(job_field "$id" NodeList)"
+# The host comes back while the job finishes elsewhere.
+restore
+victim_back=$victim
+victim=""
 wait_until 150 "job $id finished" job_gone "$id"
 
+ref=$(ddp_standalone "$HOST_DIR/alone.out" "$WORK/alone.pt" "${opts[@]}")
+[ -n "$ref" ] || fail "the standalone run printed no digest: $(tail -n 3 "$HOST_DIR/alone.out")"
 j=$(analyse "$host_out" "$t_fail")
 expect_eq "trainer errors" "[]" "$(py "$j" 'd["errors"]')"
 expect_eq "end state" COMPLETED "$(job_end_state "$id")"
@@ -73,8 +77,5 @@ expect_eq "digest of every rank against an uninterrupted run" "$ref" "$(ddp_dige
 ddp_same_params "$WORK/final.pt" "$WORK/alone.pt"
 echo "$victim failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
 
-restore
-victim_back=$victim
-victim=""
 wait_until 120 "$victim_back idle again" node_idle "$victim_back"
 echo "$victim_back idle again; $((SECONDS - t_begin)) s in all"

@@ -5,6 +5,8 @@
 # (lib.sh).
 
 CKPT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+# shellcheck source=job_helpers.bash
+source "$CKPT_REPO/tests/trainer/job_helpers.bash"
 TRAINER=$CKPT_REPO/tests/trainer/toy_trainer.py
 TOY_JOB=$CKPT_REPO/tests/trainer/toy_job.sh
 RECOVER=${SLURM_AI_BIN_DIR:?}/ai-recover
@@ -93,16 +95,6 @@ job_field() {
     scontrol -o show job "$1" 2>/dev/null | tr ' ' '\n' | sed -n "s/^$2=//p" | head -n1
 }
 
-# wait_until SECONDS WHAT COMMAND...: polls COMMAND every 0.5 s; fails with WHAT.
-wait_until() {
-    local limit=$1 what=$2 t0=$SECONDS
-    shift 2
-    until "$@"; do
-        [ $((SECONDS - t0)) -lt "$limit" ] || fail "$what: not within ${limit}s"
-        sleep 0.5
-    done
-}
-
 # job_running_with_restarts ID N SINCE: a run of the job that started at or after SINCE
 # (epoch s) is running and it is restart N. (Slurm counts the restart at the start of a
 # requeue, while the old run still reads RUNNING.)
@@ -115,32 +107,13 @@ job_running_with_restarts() {
         [ "$start" -ge "${3%.*}" ]
 }
 job_gone() { [ -z "$(squeue -h -j "$1" -o %i 2>/dev/null)" ]; }
-output_has() { [ -f "$1" ] && grep -cE "$2" "$1" >/dev/null; }
 
 # The leaf switch of a mini-cluster node: four nodes a leaf (tools/minicluster).
 leaf_of() { echo $(((${1#n} + 3) / 4)); }
-
-# analyse OUT [FAILURE_TIME...]: trainer_log.py's JSON, in $WORK/<name>.json; prints the path.
-analyse() {
-    local out=$1 f args=()
-    shift
-    for f in "$@"; do args+=(--failure "$f"); done
-    python3 "$CKPT_REPO/tests/trainer/trainer_log.py" "$out" "${args[@]+"${args[@]}"}" \
-        >"$out.json" || fail "cannot read the trainer's output $out"
-    echo "$out.json"
-}
 
 # records ID: ai-explain's JSON of the job (placement record and restart log).
 records() {
     "$EXPLAIN" "$1" --json --state-dir "$CKPT_STATE" >"$WORK/explain-$1.json" ||
         fail "ai-explain $1 found no record"
     echo "$WORK/explain-$1.json"
-}
-
-# py FILE EXPR: evaluates a Python expression over the JSON in FILE (as d).
-py() {
-    python3 -c 'import json,sys
-d=json.load(open(sys.argv[1]))
-v=eval(sys.argv[2])
-print(json.dumps(v) if isinstance(v,(list,dict,bool)) or v is None else v)' "$1" "$2"
 }

@@ -1,10 +1,15 @@
-# Sourced by the PyTorch trainer's cluster tests (tests/cluster/ddp_*.sh) after lib.sh:
-# the trainer, its batch script, the uninterrupted run to compare with, and what its jobs
-# reported. Needs fail() (lib.sh) and TEST_NAME.
+# Sourced by the PyTorch trainer's tests, on the loopback mini-cluster (tests/cluster/
+# ddp_*.sh, after lib.sh) and on the compose cluster (tests/docker/lib.sh): the trainer,
+# its batch script, the uninterrupted run to compare with, and what its jobs reported.
+# Needs fail() and TEST_NAME. Set before sourcing, for another cluster than this host's:
+#   DDP_RUN      the command prefix that runs a command at the cluster's submit host
+#                (default none: here; the docker tests run `docker-compose exec`)
+#   DDP_TRAINER, DDP_JOB   the trainer and its batch script as that host sees them
 
 DDP_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-DDP_TRAINER=$DDP_REPO/tests/trainer/ddp_trainer.py
-DDP_JOB=$DDP_REPO/tests/trainer/ddp_job.sh
+DDP_TRAINER=${DDP_TRAINER:-$DDP_REPO/tests/trainer/ddp_trainer.py}
+DDP_JOB=${DDP_JOB:-$DDP_REPO/tests/trainer/ddp_job.sh}
+DDP_RUN=("${DDP_RUN[@]+"${DDP_RUN[@]}"}")
 # Debian's python3-torch is installed for Debian's Python; a python3 earlier on PATH (a
 # pyenv one, say) may not have it. ddp_job.sh reads the same variable.
 export DDP_PYTHON=${DDP_PYTHON:-/usr/bin/python3}
@@ -20,14 +25,16 @@ assert d.is_available() and d.is_gloo_available(), "torch.distributed without gl
 }
 
 # ddp_standalone OUT FINAL TRAINER_OPTIONS...: the same training in one process without
-# Slurm (env:// on a free loopback port, no checkpoints); prints its digest.
+# Slurm (env:// on a free loopback port, no checkpoints), at the submit host; OUT is a
+# file here, FINAL a path there. Prints its digest.
 ddp_standalone() {
     local out=$1 final=$2 port
     shift 2
-    port=$("$DDP_PYTHON" -c 'import socket
+    port=$("${DDP_RUN[@]}" "$DDP_PYTHON" -c 'import socket
 s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
-    env -u AI_CHECKPOINT_DIR -u AI_CHECKPOINT_RESUME MASTER_ADDR=127.0.0.1 MASTER_PORT="$port" \
-        RANK=0 WORLD_SIZE=1 "$DDP_PYTHON" "$DDP_TRAINER" --final "$final" "$@" >"$out" 2>&1 ||
+    "${DDP_RUN[@]}" env -u AI_CHECKPOINT_DIR -u AI_CHECKPOINT_RESUME MASTER_ADDR=127.0.0.1 \
+        MASTER_PORT="$port" RANK=0 WORLD_SIZE=1 "$DDP_PYTHON" "$DDP_TRAINER" --final "$final" "$@" \
+        >"$out" 2>&1 ||
         fail "the standalone run failed: $(tail -n 5 "$out")"
     ddp_digests "$out"
 }
@@ -38,7 +45,8 @@ ddp_submit() {
     shift
     while [ $# -gt 0 ] && [ "$1" != -- ]; do sb+=("$1"); shift; done
     [ $# -gt 0 ] && shift
-    sbatch --parsable --open-mode=append -o "$out" "${sb[@]}" "$DDP_JOB" "$DDP_TRAINER" "$@" ||
+    "${DDP_RUN[@]}" sbatch --parsable --open-mode=append -o "$out" "${sb[@]}" "$DDP_JOB" \
+        "$DDP_TRAINER" "$@" ||
         fail "sbatch ${sb[*]} refused the PyTorch trainer"
 }
 
@@ -50,10 +58,11 @@ ddp_worlds() {
     grep -E '^[0-9.]+ rank=0 .* resume step=' "$1" | sed 's/.* world=\([0-9]*\) .*/\1/' | xargs
 }
 
-# ddp_same_params A B: the two --final files hold equal tensors (torch.equal), or fails.
+# ddp_same_params A B: the two --final files (paths at the submit host) hold equal tensors
+# (torch.equal), or fails.
 ddp_same_params() {
     local msg
-    msg=$("$DDP_PYTHON" -c 'import sys, torch
+    msg=$("${DDP_RUN[@]}" "$DDP_PYTHON" -c 'import sys, torch
 a, b = (torch.load(p, map_location="cpu") for p in sys.argv[1:3])
 bad = [k for k in a["state_dict"] if not torch.equal(a["state_dict"][k], b["state_dict"][k])]
 print("differ in " + ", ".join(bad) if bad else "equal")' "$1" "$2" 2>&1) ||
