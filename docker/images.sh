@@ -61,7 +61,8 @@ docker info >/dev/null 2>&1 || die "the Docker engine does not answer (docker in
 BASE=slurm-ai/debian:$SUITE
 IMAGE=slurm-ai-minicluster:$SERIES
 cd "$SRC"
-LOGS=$SRC/$BUILD/docker-images
+BUILD=$(realpath -m -- "$BUILD")   # relative to the source tree
+LOGS=$BUILD/docker-images
 mkdir -p "$LOGS"
 # One run at a time: a second waits for the first and then finds its images cached.
 exec 9>"$LOGS/.lock"
@@ -113,11 +114,12 @@ suite_deb() {
   mkdir -p "$out"
   if [ "$SERIES" = 22.05 ]; then
     [ -f "$BUILD/CMakeCache.txt" ] || BUILD_DIR=$BUILD tools/build.sh >&2
-    docker/build-image.sh --build-dir "$SRC/$BUILD" --out "$out" build
+    docker/build-image.sh --build-dir "$BUILD" --out "$out" build
   else
+    [[ $BUILD == "$SRC"/* ]] || die "--build-dir $BUILD: must be inside $SRC (the root sees it as /src)"
     tools/slurm-root.sh "$SERIES" >/dev/null
     [ -f "$BUILD/CMakeCache.txt" ] || tools/slurm-root.sh "$SERIES" -- tests/slurm-root/run.sh "$SERIES" build >&2
-    tools/slurm-root.sh "$SERIES" -- docker/build-image.sh --build-dir "/src/$BUILD" \
+    tools/slurm-root.sh "$SERIES" -- docker/build-image.sh --build-dir "/src/${BUILD#"$SRC"/}" \
       --out "/src/${out#"$SRC"/}" build
   fi
   DEB=$(ls "$out"/slurm-ai_*.deb)

@@ -84,3 +84,19 @@ expect_eq() {  # expect_eq WHAT EXPECTED ACTUAL
 job_end_state() {  # the last end state jobcomp.log records for the job
     ctl sed -n "s/^JobId=$1 .*JobState=\([A-Z_]*\).*/\1/p" /var/log/slurm/jobcomp.log | tail -n1
 }
+
+# ddp_reference TRAINER_OPTIONS...: the digest of the same training in one process
+# (ddp_standalone), run once per cluster for each set of options and kept in
+# /shared/reference/; ddp_reference_pt TRAINER_OPTIONS...: its parameters' path there.
+ddp_reference_key() { printf '%s_' "$@" | tr -c 'A-Za-z0-9_.=-' '_'; }
+ddp_reference_pt() { echo "/shared/reference/$(ddp_reference_key "$@")/alone.pt"; }
+ddp_reference() {
+    local host
+    host=$SLURM_AI_SHARED_DIR/reference/$(ddp_reference_key "$@")
+    if [ ! -s "$host/digest" ]; then
+        mkdir -p "$host"
+        ddp_standalone "$host/alone.out" "$(ddp_reference_pt "$@")" "$@" >"$host/digest.new"
+        mv "$host/digest.new" "$host/digest"
+    fi
+    cat "$host/digest"
+}

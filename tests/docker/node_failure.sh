@@ -55,8 +55,8 @@ victim_back=$victim
 victim=""
 wait_until 150 "job $id finished" job_gone "$id"
 
-ref=$(ddp_standalone "$HOST_DIR/alone.out" "$WORK/alone.pt" "${opts[@]}")
-[ -n "$ref" ] || fail "the standalone run printed no digest: $(tail -n 3 "$HOST_DIR/alone.out")"
+ref=$(ddp_reference "${opts[@]}")  # the same for both modes: run once
+[ -n "$ref" ] || fail "the one-process run printed no digest"
 j=$(analyse "$host_out" "$t_fail")
 expect_eq "trainer errors" "[]" "$(py "$j" 'd["errors"]')"
 expect_eq "end state" COMPLETED "$(job_end_state "$id")"
@@ -74,7 +74,7 @@ redone=$(py "$j" 'd["runs"][1]["lost"]')
     fail "did $redone steps again, more than the $((committed - newest)) done since the checkpoint of step $newest"
 expect_eq "ranks done" 3 "$(grep -c " done step=$steps " "$host_out")"
 expect_eq "digest of every rank against an uninterrupted run" "$ref" "$(ddp_digests "$host_out")"
-ddp_same_params "$WORK/final.pt" "$WORK/alone.pt"
+ddp_same_params "$WORK/final.pt" "$(ddp_reference_pt "${opts[@]}")"
 echo "$victim failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
 
 wait_until 120 "$victim_back idle again" node_idle "$victim_back"
