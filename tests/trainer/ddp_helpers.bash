@@ -69,3 +69,25 @@ print("differ in " + ", ".join(bad) if bad else "equal")' "$1" "$2" 2>&1) ||
         fail "cannot compare $1 and $2: $msg"
     [ "$msg" = equal ] || fail "final parameters of $1 and $2 $msg"
 }
+
+# ddp_expect_recovered OUT JSON VICTIM STEPS: OUT (a file here) and its analysis JSON
+# (analyse OUT FAILURE_TIME) show a 3-rank job that lost VICTIM once and recovered as the
+# suite promises: a second run of 3 ranks without VICTIM, resumed from no older than the
+# newest complete checkpoint before the failure, doing again at most the steps done since
+# that checkpoint, and every rank done at STEPS. Sets NEWEST, COMMITTED, RESUMED, REDONE.
+ddp_expect_recovered() {
+    local out=$1 j=$2 victim=$3 steps=$4
+    expect_eq "world sizes of the trainer's runs" "3 3" "$(ddp_worlds "$out")"
+    expect_eq "nodes of the second run without $victim" "" \
+        "$(py "$j" '" ".join(d["runs"][1]["nodes"])' | tr ' ' '\n' | grep -x "$victim" || true)"
+    NEWEST=$(py "$j" 'd["failures"][0]["newest_checkpoint_before"]')
+    COMMITTED=$(py "$j" 'd["failures"][0]["committed_before"]')
+    RESUMED=$(py "$j" 'd["runs"][1]["resume_step"]')
+    REDONE=$(py "$j" 'd["runs"][1]["lost"]')
+    [ "$NEWEST" -gt 0 ] || fail "no complete checkpoint before the failure"
+    [ "$RESUMED" -ge "$NEWEST" ] ||
+        fail "resumed from step $RESUMED, older than the newest complete checkpoint $NEWEST before the failure"
+    [ "$REDONE" -le $((COMMITTED - NEWEST)) ] ||
+        fail "did $REDONE steps again, more than the $((COMMITTED - NEWEST)) done since the checkpoint of step $NEWEST"
+    expect_eq "ranks done" 3 "$(grep -c " done step=$steps " "$out")"
+}
