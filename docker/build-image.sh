@@ -153,8 +153,16 @@ step_check() {
   for ((t = 0; t < gpus; t++)); do
     mknod "$tmp/dev/nvidia$t" c 195 "$t" 2>/dev/null || : >"$tmp/dev/nvidia$t"
   done
+  # Since Slurm 23.02 slurmd -G opens an auth context: a munged of its own, for the check.
+  mungekey -c -k "$tmp/munge.key"
+  munged --force --key-file "$tmp/munge.key" --socket "$tmp/munge.sock" \
+    --pid-file "$tmp/munged.pid" --seed-file "$tmp/munge.seed" --log-file "$tmp/munged.log" ||
+    die "check: munged does not start: $(cat "$tmp/munged.log" 2>/dev/null)"
+  echo "AuthInfo=socket=$tmp/munge.sock" >>"$tmp/etc/slurm.conf"
   out=$(cd "$tmp" && slurmd -G -f "$tmp/etc/slurm.conf" -N c1 2>&1) ||
-    { echo "$out" >&2; die "check: slurmd -G does not accept the rendered configuration"; }
+    { kill "$(cat "$tmp/munged.pid")"; echo "$out" >&2
+      die "check: slurmd -G does not accept the rendered configuration"; }
+  kill "$(cat "$tmp/munged.pid")"
   [ "$(grep -o 'Links=[-0-9,]*' <<<"$out")" = "$(grep -o 'Links=[-0-9,]*' "$tmp/etc/gres.conf")" ] ||
     { echo "$out" >&2; die "check: slurmd's GPUs differ from gres.conf's: $(cat "$tmp/etc/gres.conf")"; }
   rm -rf "$tmp"

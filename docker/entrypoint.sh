@@ -14,8 +14,9 @@
 #                              (not the spares) is idle
 #   entrypoint.sh CMD ARGS...  anything else runs as a command (e.g. bash)
 #
-# The configuration is the one docs/admin-guide.md gives an admin: slurm.conf Includes the
-# installed /usr/share/slurm-ai/slurm.conf.d/ai-suite.conf, plugstack.conf includes
+# The configuration is the one docs/admin-guide.md gives an admin: slurm.conf Includes
+# the installed /usr/share/slurm-ai/slurm.conf.d/ai-suite.conf (a copy, with backfill
+# every second), plugstack.conf includes
 # the installed plugstack.conf.d/ai.conf, ai_select.conf is the installed example plus the
 # nodes' topology, and `ai-topo gres-conf` writes gres.conf (with NVLink Links=) from that
 # topology. The daemon settings for containers without systemd or cgroups are those of
@@ -70,13 +71,14 @@ render() {
   rm -f "$READY"
   mkdir -p "$CONF_DIR/plugstack.conf.d"
 
-  local suite=$EXAMPLES/ai-suite.conf
-  if [ -n "$R" ]; then
-    # Installed under a root: the plugins are there, Debian's cons_tres on the host.
-    suite=$CONF_DIR/ai-suite.conf
-    sed "s|^PluginDir=.*|PluginDir=$R$DEBIAN_PLUGIN_DIR:$DEBIAN_PLUGIN_DIR|" \
+  # The installed ai-suite.conf, with backfill every second (tests should not wait half a
+  # minute for a start) and, installed under a root, the plugins there and Debian's
+  # cons_tres on the host. A copy: Slurm logs a key set twice as an error.
+  local suite=$CONF_DIR/ai-suite.conf plugin_dir=$DEBIAN_PLUGIN_DIR
+  [ -z "$R" ] || plugin_dir=$R$DEBIAN_PLUGIN_DIR:$DEBIAN_PLUGIN_DIR
+  sed -e "s|^PluginDir=.*|PluginDir=$plugin_dir|" \
+      -e "s|^SchedulerParameters=.*|&,bf_interval=1,bf_resolution=60,sched_min_interval=100000|" \
       "$EXAMPLES/ai-suite.conf" >"$suite"
-  fi
 
   local gpus
   gpus=$("$R/usr/bin/ai-topo" gres-conf --json "$NODE_XML" |
@@ -124,11 +126,8 @@ KillWait=5
 InactiveLimit=0
 MinJobAge=600
 
-# The suite, as an admin enables it, and its checkpoint settings.
+# The suite, as an admin enables it (the installed ai-suite.conf: JobRequeue=1 too).
 Include $suite
-JobRequeue=1
-# Backfill every second, so that tests do not wait half a minute for a start.
-SchedulerParameters=permit_job_expansion,bf_interval=1,bf_resolution=60,sched_min_interval=100000
 
 NodeName=$NODES CPUs=16 Boards=1 SocketsPerBoard=2 CoresPerSocket=8 ThreadsPerCore=1 RealMemory=16000 Gres=gpu:$GPU_TYPE:$gpus State=UNKNOWN
 PartitionName=debug Nodes=ALL Default=YES MaxTime=INFINITE State=UP

@@ -201,6 +201,9 @@ class Trainer:
 
     def rendezvous(self):
         where = f"{os.environ['MASTER_ADDR']}:{os.environ['MASTER_PORT']}"
+        # PyTorch 2.4 and later ask for a libuv TCPStore, which Debian 13's python3-torch
+        # is built without; the classic store works with every version.
+        os.environ.setdefault("USE_LIBUV", "0")
         try:
             dist.init_process_group("gloo", init_method="env://",
                                     timeout=datetime.timedelta(seconds=self.args.timeout_s))
