@@ -65,7 +65,7 @@ newest=$NEWEST committed=$COMMITTED resumed=$RESUMED redone=$REDONE
 [ "$newest" -ge 25 ] || fail "no complete checkpoint before the failure (newest: $newest)"
 expect_eq "digest of every rank against an uninterrupted run" "$ref" "$(ddp_digests "$host_out")"
 ddp_same_params "$WORK/final.pt" "$(ddp_reference_pt "${opts[@]}")"
-echo "$victim failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
+echo "$victim_back failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
 
 wait_until 120 "$victim_back idle again" node_idle "$victim_back"
 echo "$victim_back idle again; $((SECONDS - t_begin)) s in all"
