@@ -141,9 +141,9 @@ suite_image() {
   cp tests/trainer/*.py tests/trainer/*.sh "$ctx/tests/trainer/"
   log "docker build $what FROM $BASE (log: $LOGS/docker-build.log)"
   if [ "$RUNTIME_ONLY" = 1 ]; then
-    docker build --build-arg BASE="$BASE" --target runtime -f "$ctx/docker/Dockerfile" "$ctx"
+    docker build --force-rm --build-arg BASE="$BASE" --target runtime -f "$ctx/docker/Dockerfile" "$ctx"
   else
-    docker build --build-arg BASE="$BASE" -t "$IMAGE" -f "$ctx/docker/Dockerfile" "$ctx"
+    docker build --force-rm --build-arg BASE="$BASE" -t "$IMAGE" -f "$ctx/docker/Dockerfile" "$ctx"
   fi >"$LOGS/docker-build.log" 2>&1 ||
     { tail -n 30 "$LOGS/docker-build.log" >&2; die "docker build of $what failed"; }
   log "built $what ($((SECONDS - t0)) s)"
