@@ -20,10 +20,23 @@ if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
    exec docker/images.sh --runtime-only --build-dir "$build") \
     >"$build/docker-images/runtime.log" 2>&1 &
 fi
-BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON
+# The Debian root of the other Slurm series tested (tools/slurm-root.sh: debootstrap, that
+# Slurm's packages and configured source tree; mostly download and unpacking) is made
+# beside the build too when every test runs (no ctest arguments); the slurm-<series>
+# tests wait for it, or make it themselves. SLURM_AI_OTHER_SLURM="" leaves them out.
+other=${SLURM_AI_OTHER_SLURM-24.11}
+for series in $other; do
+  [ $# -eq 0 ] || break
+  mkdir -p "$build"
+  (until command -v debootstrap >/dev/null; do sleep 5; done
+   exec nice -n 10 tools/slurm-root.sh "$series") >"$build/slurm-root-$series.log" 2>&1 &
+done
+BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON "-DSLURM_AI_OTHER_SLURM=$other"
 
 cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.txt")
 # ctest's fixture cleanup tears the cluster down; this covers ctest itself being killed.
 trap 'tools/minicluster down --dir "$cluster_dir" >/dev/null 2>&1 || true' EXIT
 
-ctest --test-dir "$build" --output-on-failure "$@"
+# Three at a time: the tests that run daemons one by one, beside them the compile-heavy
+# ones at nice 19, and the short ones in the third slot (tests/CMakeLists.txt says how).
+ctest --test-dir "$build" --output-on-failure -j3 "$@"

@@ -26,6 +26,16 @@ CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
 root="$CACHE/roots/debian-$suite-slurm$series"
 MIRROR=${SLURM_AI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
 
+# One user of the root at a time: each mounts /proc, /dev and the checkout into it and
+# unmounts them when it ends. tools/run-tests.sh prepares the root in the background while
+# the suite compiles; the tests that use it wait here until that is done.
+mkdir -p "$CACHE/roots"
+exec 9>"$CACHE/roots/.debian-$suite-slurm$series.lock"
+if ! flock -n 9; then
+  log "waiting for another user of $root"
+  flock 9
+fi
+
 # /proc, /sys, /dev and the checkout inside the root, for as long as this script runs.
 mounted=()
 mount_in() {  # mount_in SOURCE TARGET [OPTIONS...]
@@ -78,7 +88,8 @@ tree=$(chroot "$root" env SLURM_AI_CACHE=/var/cache/slurm-ai bash /src/tools/set
 if [ "${1:-}" = "--" ]; then
   shift
   # The root's own cache, whatever the host's SLURM_AI_CACHE says.
-  chroot "$root" env -C /src SLURM_AI_CACHE=/var/cache/slurm-ai SLURM_AI_SLURM_TREE="$tree" "$@"
+  # Without the lock's descriptor: a daemon the command leaves behind must not hold it.
+  chroot "$root" env -C /src SLURM_AI_CACHE=/var/cache/slurm-ai SLURM_AI_SLURM_TREE="$tree" "$@" 9>&-
 else
   echo "$root"
 fi
