@@ -37,10 +37,27 @@ JobRequest request_for(int gpus, const SimCluster &c, RequestStyle style) {
 
 }  // namespace
 
+std::optional<ElasticShape> elastic_bounds(int gpus, int max_gpus_per_host) {
+    const int per_host = std::max(max_gpus_per_host, 1);
+    if (gpus < 2)
+        return std::nullopt;
+    const int nodes = (gpus + per_host - 1) / per_host;
+    if (gpus % nodes != 0)
+        return std::nullopt;
+    ElasticShape e;
+    e.nodes = nodes;
+    e.per_node = gpus / nodes;
+    e.spec.min_nodes = static_cast<std::uint32_t>((nodes + 1) / 2);
+    e.spec.max_nodes = static_cast<std::uint32_t>(2 * nodes);
+    return e;
+}
+
 Jobs make_jobs(const Trace &trace, const SimCluster &cluster, const StepTimes &steps,
                const JobOptions &o) {
     Jobs out;
     std::mt19937_64 rng(o.seed);
+    // Which jobs are elastic: a stream of its own, one draw per job.
+    std::mt19937_64 elastic_rng(o.seed ^ 0x656c6173746963ull);
     std::uniform_real_distribution<double> unit(0.0, 1.0);
     const PatternMix &m = o.patterns;
     const double total = m.allreduce + m.pipeline + m.ps;
@@ -48,6 +65,7 @@ Jobs make_jobs(const Trace &trace, const SimCluster &cluster, const StepTimes &s
         // One draw per job, whether it uses it or not, so that a job's pattern does not
         // depend on the jobs before it.
         const double u = unit(rng) * (total > 0 ? total : 1);
+        const bool draw_elastic = unit(elastic_rng) < o.elastic_share;
         if (t.gpus > cluster.gpus) {
             ++out.too_large;
             continue;
@@ -71,6 +89,20 @@ Jobs make_jobs(const Trace &trace, const SimCluster &cluster, const StepTimes &s
             hints.comm = comm;
         }
         job.demand = make_demand(request_for(t.gpus, cluster, o.request), hints);
+        if (auto e = elastic_bounds(t.gpus, cluster.max_gpus_per_host);
+            e && static_cast<int>(e->spec.max_nodes) <= cluster.graph.host_count()) {
+            ++out.could_be_elastic;
+            if (draw_elastic) {
+                // -N MIN-n --gpus-per-node=g --ai-elastic=MIN:MAX, placed at MIN and up.
+                ++out.elastic;
+                job.elastic = e->spec;
+                job.nodes = e->nodes;
+                const auto g = static_cast<std::uint32_t>(e->per_node);
+                const JobRequest at_min{e->spec.min_nodes, e->spec.min_nodes, g,
+                                        g * e->spec.min_nodes, g * e->spec.min_nodes};
+                job.demand = make_demand(at_min, hints);
+            }
+        }
         switch (job.demand.comm.pattern) {
             case CommPattern::kNone:
                 job.regime = Regime::kNone;

@@ -31,7 +31,7 @@ using namespace slurm_ai::sim;
 namespace {
 
 const std::vector<std::string> kPolicies{"slurm-default", "tree-bestfit", "engine",
-                                         "engine-norisk"};
+                                         "engine-norisk", "suite"};
 
 // CLI11's own number checks print their range's bounds as 300-digit numbers.
 CLI::Validator number_check(bool zero_ok) {
@@ -62,6 +62,8 @@ struct Cli {
     int threads = 2;
     bool one_switch = false;
     bool cost_model_only = false;
+    std::string elastic_rule = "goodput";
+    std::string recovery = "suite";
 };
 
 void add_scenario_options(CLI::App &app, Cli &c) {
@@ -141,6 +143,28 @@ void add_scenario_options(CLI::App &app, Cli &c) {
                    "Jobs each backfill pass considers")
         ->check(CLI::Range(1, 1000000))
         ->capture_default_str();
+    app.add_flag("--contention", c.sim.contention,
+                 "Jobs share the leaves' uplinks: each job's communication slows with the "
+                 "others' traffic (every policy); the engine places with it in view");
+    app.add_option("--elastic-share", s.jobs.elastic_share,
+                   "Share of the jobs that can be elastic submitted with --ai-elastic "
+                   "(-N MIN-n, MIN:MAX = n/2:2n)")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
+    app.add_option("--suite-elastic", c.elastic_rule,
+                   "The suite's ai-elasticd rule: goodput, priority or none")
+        ->check(CLI::IsMember({"goodput", "priority", "none"}))
+        ->capture_default_str();
+    app.add_option("--suite-recovery", c.recovery,
+                   "How the suite recovers from a failure: suite (ai-recover) or slurm")
+        ->check(CLI::IsMember({"suite", "slurm"}))
+        ->capture_default_str();
+    app.add_flag("--suite-plans-backfill", c.sim.suite.plan_with_engine,
+                 "The suite's backfill reservations placed by the engine too");
+    app.add_option("--min-gain", c.sim.suite.min_gain,
+                   "Goodput rule: the least goodput per GPU a grow must add")
+        ->check(CLI::Range(0.0, 1.0))
+        ->capture_default_str();
     app.add_option("--threads", c.threads, "Policies simulated at once")
         ->check(CLI::Range(1, 64))
         ->capture_default_str();
@@ -184,8 +208,11 @@ std::optional<InputError> finish_options(Cli &c) {
         c.spec.jobs.patterns = m;
     }
     for (const auto &p : c.policies)
-        if (!PlacementEngine::known_policy(p))
-            return InputError{"--policy", p, "a policy of the placement engine", "", 0};
+        if (!known_sim_policy(p))
+            return InputError{"--policy", p, "a policy of the placement engine, or suite", "", 0};
+    c.sim.suite.elastic =
+        c.elastic_rule == "none" ? std::nullopt : elastic_rule(c.elastic_rule);
+    c.sim.suite.recovery = c.recovery == "slurm" ? Recovery::kSlurm : Recovery::kSuite;
     if (c.policies.empty())
         c.policies = kPolicies;
     c.sim.failures.repair_s = c.repair_h * 3600;
@@ -220,6 +247,7 @@ int cmd_run(Cli &c) {
         "per pass); seed {}\n",
         c.sim.backfill.interval_s, c.sim.backfill.window_s / 3600, c.sim.backfill.max_job_test,
         c.sim.seed);
+    std::cout << suite_line(c.sim, s.jobs) << '\n';
     if (c.sim.failures.node_rate_per_day > 0)
         std::cout << fmt::format(
             "failures: {:g} per node per day, {:g} of the nodes {:g}x as often; down {:g} h; "
@@ -286,7 +314,7 @@ int main(int argc, char **argv) {
 
     auto *run = app.add_subcommand("run", "Simulate one scenario under every policy");
     add_scenario_options(*run, c);
-    run->add_option("--policy", c.policies, "Policies to simulate (default: the four)");
+    run->add_option("--policy", c.policies, "Policies to simulate (default: slurm-default, tree-bestfit, engine, engine-norisk, suite)");
 
     auto *bench = app.add_subcommand(
         "bench",
@@ -296,7 +324,7 @@ int main(int argc, char **argv) {
     add_scenario_options(*bench, c);
     bench->add_option("--gpus", bench_gpus, "Cluster size in GPUs (DGX-2 hosts)")
         ->capture_default_str();
-    bench->add_option("--policy", c.policies, "Policies (default: the four)");
+    bench->add_option("--policy", c.policies, "Policies (default: slurm-default, tree-bestfit, engine, engine-norisk, suite)");
     // The bench's own defaults, before its options are read.
     bench->preparse_callback([&c](std::size_t) {
         c.spec.start = "2017-10-10";

@@ -83,4 +83,23 @@ std::string sources_table(const std::vector<Summary> &rows, bool markdown) {
     return table(t, markdown);
 }
 
+std::string suite_line(const SimOptions &o, const Jobs &jobs) {
+    const auto &u = o.suite;
+    return fmt::format(
+        "contention between jobs: {}; elastic jobs: {} of the {} that can be (--ai-elastic=n/2:2n); "
+        "the suite: engine placement, {}, {}, backfill reservations by {}",
+        o.contention ? "on (shared uplinks)" : "off", jobs.elastic, jobs.could_be_elastic,
+        u.elastic ? fmt::format("ai-elasticd's {} rule every {:g} s (grow cooldown {:g} s{})",
+                                to_string(*u.elastic), u.elastic_interval_s, u.grow_cooldown_s,
+                                *u.elastic == ElasticRule::kGoodput
+                                    ? fmt::format(", min gain {:g} GPU per GPU", u.min_gain)
+                                    : "")
+                  : "no ai-elasticd",
+        u.recovery == Recovery::kSuite
+            ? fmt::format("ai-recover (back in {:g} s, nothing lost)", o.recovery.suite_s)
+            : fmt::format("Slurm's requeue (back in {:g} s, from the last periodic checkpoint)",
+                          o.recovery.slurm_s),
+        u.plan_with_engine ? "the engine" : "tree best fit");
+}
+
 }  // namespace slurm_ai::sim

@@ -1,6 +1,7 @@
 // Internal to ai-sim: one simulation run (one policy over one job list). simulator.cpp
 // holds the event loop, the jobs' lives and the failures; scheduler.cpp the main
-// scheduler and backfill.
+// scheduler and backfill; progress.cpp the jobs' step times, progress and contention;
+// elasticity.cpp ai-elasticd and the resizes.
 #pragma once
 
 #include <functional>
@@ -20,7 +21,7 @@
 namespace slurm_ai::sim::detail {
 
 // Ordered so that, at one instant, resources come free before jobs ask for them.
-enum class EventKind { kFinish, kRepair, kFail, kSubmit, kBackfill, kSample };
+enum class EventKind { kFinish, kRepair, kFail, kSubmit, kEligible, kBackfill, kElastic, kSample };
 
 struct Event {
     double t = 0;
@@ -56,14 +57,32 @@ struct Shape {
 };
 Shape shape_of(const JobDemand &d);
 
+// A point where a run's progress rate changed: the progress there and the rate after it.
+struct RateMark {
+    double t = 0, done_s = 0, rate = 0;
+};
+
 struct JobState {
     enum class Status { kFuture, kPending, kRunning, kDone } status = Status::kFuture;
     Placement placement;
-    StepEstimate step;
+    JobDemand demand;  // at its present size
+    int nodes = 0;     // its present size in nodes (elastic jobs)
+    StepEstimate alone;  // its step on the placement with the fabric to itself
+    StepEstimate step;   // with the other jobs' traffic (alone without contention)
+    std::vector<UplinkUse> uplinks;  // what its traffic puts on uplinks (contention)
+    double base_step_s = 1;  // its step on the ideal placement of the size it asks
     double run_start = 0;
     double expected_end = 0;  // start + time limit: what backfill assumes
-    double progress_s = 0;    // work checkpointed, in seconds of the ideal placement
-    long epoch = 0;           // bumped when a run is cut short, voiding its finish event
+    // Progress in seconds of work on the ideal placement of the size it asks (SimJob::
+    // work_s is counted so): marks since the periodic checkpoints' clock last restarted
+    // (the run's start, a resize), the first of them the progress saved then.
+    std::vector<RateMark> marks;
+    double saved_s = 0;        // progress of the newest checkpoint (what a restart keeps)
+    double eligible_at = 0;    // pending: a requeue's begin time
+    double last_resize = -1;   // when ai-elasticd last resized it
+    std::vector<double> goodput;  // elastic: its goodput curve, made at its first look
+    double loaded_s = 0, loaded_weighted = 0;  // contention: running time, and step/alone x time
+    long epoch = 0;            // bumped when its finish changes, voiding the old finish event
 };
 
 // A running job's GPUs on one host, free again at its expected end.
@@ -83,10 +102,11 @@ class Run {
     // simulator.cpp
     void push(double t, EventKind kind, int subject, long tag = 0);
     void submit(int j, double t);
-    void start(int j, double t, Placement p);
-    void release(int j);
+    void start(int j, double t, Placement p, const JobDemand &demand);
+    void release(int j, double t);
     void finish(int j, double t);
     void stop(int j, double t, FailureResult &record);
+    void requeue(int j, double t, double delay);
     void fail_host(int h, double t);
     void repair(int h, double t);
     void schedule_failure(int h, double from);
@@ -98,22 +118,54 @@ class Run {
     void set_up(int h, bool up);
     double failures(int h, double t) const;
     void refresh_failures(double t);
+    bool eligible(int j, double t) const;
 
     // scheduler.cpp
     bool fits_now(const Shape &s) const;
-    std::optional<Placement> place(int j, double t, const ClusterState &view,
-                                   const PlacementPolicy &policy);
+    std::optional<Placement> place(int j, double t, const JobDemand &demand,
+                                   const ClusterState &view, const PlacementPolicy &policy);
+    // The size an elastic job starts with now (as many nodes as fit, from the --nodes it
+    // asks down to MIN) and its placement; a rigid job's own. Nothing when it does not fit.
+    std::optional<std::pair<Placement, JobDemand>> place_now(int j, double t,
+                                                             const ClusterState &view,
+                                                             const PlacementPolicy &policy);
     void main_schedule(double t);
     void backfill(double t);
     std::optional<std::pair<double, Placement>> earliest(int j, double t);
     void add_releases(int j);
     int fragmented_gpus() const;
 
+    // progress.cpp
+    StepEstimate estimate(int j, const Placement &p, const JobDemand &d) const;
+    double base_step(int j) const;
+    double progress(const JobState &s, double t) const;
+    // The progress a periodic checkpoint saved by t (its checkpoints every checkpoint_s
+    // from the first mark), and when that checkpoint was.
+    std::pair<double, double> checkpointed(const JobState &s, double t) const;
+    void set_rate(int j, double t);
+    void note_running_time(int j, double t);
+    // Recosts the jobs' steps (with contention, every job crossing uplinks, to a fixed
+    // point) and applies the new rates from t. `changed` (or -1) has a new placement.
+    void retime(double t, int changed);
+    // A run (re)starts at t from done_s, the checkpoint it restarts from; it makes no
+    // progress for pause_s (a resize's restart).
+    void restart_progress(int j, double t, double done_s, double pause_s = 0);
+
+    // elasticity.cpp
+    bool suite() const { return suite_; }
+    void elastic_tick(double t);
+    void elastic_look(double t);
+    std::vector<double> goodput_curve(int j) const;
+    // The job goes on on `hosts` from its progress now, after pause_s.
+    void resize(int j, double t, const std::vector<int> &hosts, double pause_s);
+    bool shrink_around(int j, int failed_host, double t);
+
     const SimCluster &cluster_;
     const ClusterGraph &graph_;
     const std::vector<SimJob> &jobs_;
     const StepTimes &steps_;
     const SimOptions &opt_;
+    bool suite_ = false;           // the policy "suite": the engine with ai-elasticd and ai-recover
     PlacementPolicy policy_;
     PlacementPolicy plan_policy_;  // places backfill reservations
     PlacementEngine engine_;
@@ -122,7 +174,7 @@ class Run {
     std::vector<int> hist_;  // up hosts by their number of free GPUs
     int free_up_ = 0;        // free GPUs on up hosts
     int busy_ = 0, down_gpus_ = 0;
-    double useful_ = 0;  // allocated GPUs / their jobs' slowdowns
+    double useful_ = 0;  // allocated GPUs x rate / their jobs' asked GPUs
     std::vector<std::vector<int>> host_jobs_;
     // Failure history as the select plugin keeps it (SelectService::note_failure): a
     // count per host that halves every week; a failure within an hour of the last counts
@@ -134,10 +186,20 @@ class Run {
     std::vector<char> natural_pending_;  // a failure of the host's own stream is queued
 
     std::vector<JobState> js_;
-    std::vector<Shape> shapes_;
+    std::vector<Shape> shapes_;  // at the smallest size the job accepts
     std::set<std::pair<double, int>> pending_;  // (priority = submission time, job)
     std::set<int> running_;
     int remaining_ = 0;
+
+    // Contention: each switch's uplink share taken by the running jobs, and the scratch
+    // view a job is costed in (its uplink_load: the others' shares).
+    std::vector<double> uplink_share_;
+    std::vector<int> uplink_jobs_;
+    ClusterState load_view_;
+
+    // ai-elasticd (the suite): when it last looked, and whether a look is queued.
+    double elastic_last_ = -1e300;
+    bool elastic_queued_ = false;
 
     std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
     long seq_ = 0;

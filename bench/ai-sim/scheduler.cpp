@@ -8,6 +8,7 @@
 #include <tuple>
 
 #include "run_state.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
 
 namespace slurm_ai::sim::detail {
 namespace {
@@ -27,9 +28,9 @@ bool Run::fits_now(const Shape &s) const {
     return hosts >= s.hosts;
 }
 
-std::optional<Placement> Run::place(int j, double t, const ClusterState &view,
-                                    const PlacementPolicy &policy) {
-    JobDemand d = jobs_[j].demand;
+std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
+                                    const ClusterState &view, const PlacementPolicy &policy) {
+    JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
     auto t0 = std::chrono::steady_clock::now();
     auto decision = engine_.place(d, view, policy);
@@ -39,17 +40,42 @@ std::optional<Placement> Run::place(int j, double t, const ClusterState &view,
     return std::move(decision.placement);
 }
 
+std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
+                                                              const ClusterState &view,
+                                                              const PlacementPolicy &policy) {
+    const SimJob &job = jobs_[j];
+    if (!job.is_elastic()) {
+        auto p = place(j, t, job.demand, view, policy);
+        if (!p)
+            return std::nullopt;
+        return std::make_pair(std::move(*p), job.demand);
+    }
+    for (int n = job.nodes; n >= static_cast<int>(job.elastic.min_nodes); --n) {
+        JobDemand d = demand_at_size(job.demand, static_cast<std::uint32_t>(n));
+        if (&view == &state_ && !fits_now(shape_of(d)))
+            continue;
+        if (auto p = place(j, t, d, view, policy))
+            return std::make_pair(std::move(*p), std::move(d));
+    }
+    return std::nullopt;
+}
+
 void Run::main_schedule(double t) {
     changed_ = false;
     refresh_failures(t);
-    while (!pending_.empty()) {
-        const int j = pending_.begin()->second;
+    // Priority order; a requeued job whose begin time has not come is not a candidate
+    // (it does not hold the others back, as in Slurm).
+    std::vector<int> order;
+    for (const auto &[prio, j] : pending_)
+        if (eligible(j, t))
+            order.push_back(j);
+    for (int j : order) {
         if (!fits_now(shapes_[j]))
             return;
-        auto p = place(j, t, state_, policy_);
+        auto p = place_now(j, t, state_, policy_);
         if (!p)
             return;
-        start(j, t, std::move(*p));
+        start(j, t, std::move(p->first), p->second);
     }
 }
 
@@ -76,6 +102,8 @@ void Run::backfill(double t) {
     for (const auto &[prio, j] : pending_) {
         if (static_cast<int>(order.size()) >= opt_.backfill.max_job_test)
             break;
+        if (!eligible(j, t))
+            continue;
         order.push_back(j);
         if (fits_now(shapes_[j]))
             last_fit = order.size();
@@ -103,7 +131,7 @@ void Run::backfill(double t) {
             continue;
         auto &[when, placement] = *found;
         if (when <= t) {
-            start(j, t, std::move(placement));
+            start(j, t, std::move(placement), jobs_[j].demand);
             add_releases(j);
             ++result_.backfill_starts;
             continue;
@@ -152,7 +180,7 @@ std::optional<std::pair<double, Placement>> Run::earliest(int j, double t) {
         if (have >= need) {
             for (int h = 0; h < hosts; ++h)
                 view_.usable[h] = state_.usable[h] && !blocked_[h] ? 1 : 0;
-            if (auto p = place(j, t, view_, when > t ? plan_policy_ : policy_))
+            if (auto p = place(j, t, jobs_[j].demand, view_, when > t ? plan_policy_ : policy_))
                 return std::make_pair(when, std::move(*p));
         }
         // The next time something comes free: a release, or the end of a reservation.

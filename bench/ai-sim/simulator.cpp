@@ -39,14 +39,30 @@ Shape shape_of(const JobDemand &d) {
     return s;
 }
 
-// The policy of that name, made once per run; a name the engine does not know is the
-// caller's error (ai-sim checks --policies first).
-static PlacementPolicy known_policy(std::string_view name) {
-    auto p = make_policy(name);
+namespace {
+
+constexpr std::string_view kSuite = "suite";
+
+// The placement policy of that name ("suite" places with the engine), made once per run;
+// a name the engine does not know is the caller's error (ai-sim checks --policies first).
+PlacementPolicy known_policy(std::string_view name) {
+    auto p = make_policy(name == kSuite ? "engine" : name);
     if (!p)
         throw std::invalid_argument("unknown policy '" + std::string(name) + "'");
     return *p;
 }
+
+// As in the select plugin, which places run-now tests with the engine and leaves
+// will-run tests (backfill's planning) to cons_tres, the engine's reservations are
+// planned with Slurm's topology best fit, unless the suite is told to plan them too.
+PlacementPolicy planning_policy(std::string_view name, const SimOptions &o) {
+    PlacementPolicy p = known_policy(name);
+    if (!p.searches() || (name == kSuite && o.suite.plan_with_engine))
+        return p;
+    return known_policy("tree-bestfit");
+}
+
+}  // namespace
 
 Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepTimes &steps,
          const SimOptions &options, std::string_view policy)
@@ -55,10 +71,12 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       jobs_(jobs),
       steps_(steps),
       opt_(options),
+      suite_(policy == kSuite),
       policy_(known_policy(policy)),
-      plan_policy_(policy_.searches() ? known_policy("tree-bestfit") : policy_),
+      plan_policy_(planning_policy(policy, options)),
       engine_(cluster.graph, options.cost, options.risk, options.engine),
       state_(cluster.graph),
+      load_view_(cluster.graph),
       view_(cluster.graph) {
     const int hosts = graph_.host_count();
     hist_.assign(65, 0);
@@ -72,6 +90,8 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
     for (const auto &j : jobs)
         shapes_.push_back(shape_of(j.demand));
     remaining_ = static_cast<int>(jobs.size());
+    uplink_share_.assign(graph_.fabric().nodes.size(), 0.0);
+    uplink_jobs_.assign(graph_.fabric().nodes.size(), 0);
 
     // Failure rates: a seeded choice of flaky hosts, then one random stream per host.
     const auto &f = opt_.failures;
@@ -89,13 +109,14 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
     for (int h = 0; h < hosts; ++h)
         host_rng_.emplace_back(mix(opt_.seed * 1000003ull + static_cast<std::uint64_t>(h)));
 
-    result_.policy = policy_.name();
+    result_.policy = std::string(policy);
     result_.cluster_gpus = cluster.gpus;
     result_.jobs.resize(jobs.size());
 }
 
 void Run::push(double t, EventKind kind, int subject, long tag) {
-    if (kind == EventKind::kFinish || kind == EventKind::kRepair || kind == EventKind::kSubmit)
+    if (kind == EventKind::kFinish || kind == EventKind::kRepair || kind == EventKind::kSubmit ||
+        kind == EventKind::kEligible)
         ++productive_;
     events_.push({t, kind, seq_++, subject, tag});
 }
@@ -150,35 +171,31 @@ void Run::submit(int j, double t) {
     result_.jobs[j].submit_s = jobs_[j].submit_s;
     result_.jobs[j].gpus = jobs_[j].gpus;
     result_.jobs[j].regime = jobs_[j].regime;
+    result_.jobs[j].elastic = jobs_[j].is_elastic();
     changed_ = bf_dirty_ = true;
     ensure_backfill_tick(t);
 }
 
-void Run::start(int j, double t, Placement p) {
+bool Run::eligible(int j, double t) const {
+    return js_[j].eligible_at <= t;
+}
+
+void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     const SimJob &job = jobs_[j];
     JobState &s = js_[j];
-    StepEstimate est;
-    if (!job.model.empty()) {
-        std::vector<int> per_host;
-        for (const auto &g : p.gpus)
-            per_host.push_back(static_cast<int>(g.size()));
-        est = steps_.from_measurements(job.model, job.local_bsz, per_host);
-    } else {
-        est = steps_.from_cost_model(p);
-    }
-    const double work = std::max(job.work_s - s.progress_s, 0.0);
     for (std::size_t i = 0; i < p.hosts.size(); ++i) {
         take(p.hosts[i], gpu_mask(p.gpus[i]));
         host_jobs_[p.hosts[i]].push_back(j);
     }
     s.placement = std::move(p);
-    s.step = est;
-    useful_ += job.gpus / est.slowdown();
+    s.demand = demand;
+    s.nodes = static_cast<int>(s.placement.hosts.size());
     s.run_start = t;
     s.expected_end = t + job.limit_s;
     s.status = JobState::Status::kRunning;
     pending_.erase({job.submit_s, j});
     running_.insert(j);
+    restart_progress(j, t, s.saved_s);
 
     JobResult &r = result_.jobs[j];
     if (r.start_s < 0) {
@@ -186,13 +203,14 @@ void Run::start(int j, double t, Placement p) {
         r.first_nodes = host_list(graph_, s.placement);
     }
     r.hosts = static_cast<int>(s.placement.hosts.size());
-    r.step = est;
-    push(t + work * est.slowdown(), EventKind::kFinish, j, s.epoch);
+    retime(t, j);
+    r.step = s.alone;
     changed_ = bf_dirty_ = true;
 }
 
-void Run::release(int j) {
+void Run::release(int j, double t) {
     JobState &s = js_[j];
+    note_running_time(j, t);
     for (std::size_t i = 0; i < s.placement.hosts.size(); ++i) {
         int h = s.placement.hosts[i];
         give(h, gpu_mask(s.placement.gpus[i]));
@@ -200,35 +218,56 @@ void Run::release(int j) {
         on.erase(std::find(on.begin(), on.end(), j));
     }
     running_.erase(j);
-    useful_ -= jobs_[j].gpus / s.step.slowdown();
+    if (!s.marks.empty())
+        useful_ -= jobs_[j].gpus * s.marks.back().rate;
+    s.marks.clear();
+    s.uplinks.clear();
 }
 
 void Run::finish(int j, double t) {
-    release(j);
+    JobResult &r = result_.jobs[j];
+    release(j, t);
+    retime(t, -1);
     js_[j].status = JobState::Status::kDone;
-    result_.jobs[j].end_s = t;
+    r.end_s = t;
+    if (js_[j].loaded_s > 0)
+        r.contention = js_[j].loaded_weighted / js_[j].loaded_s;
     --remaining_;
     changed_ = bf_dirty_ = true;
+}
+
+// The job is back in the queue at its old priority, eligible `delay` from now.
+void Run::requeue(int j, double t, double delay) {
+    JobState &s = js_[j];
+    s.status = JobState::Status::kPending;
+    s.eligible_at = t + delay;
+    pending_.insert({jobs_[j].submit_s, j});
+    if (delay > 0)
+        push(s.eligible_at, EventKind::kEligible, j);
+    ensure_backfill_tick(t);
 }
 
 void Run::stop(int j, double t, FailureResult &record) {
     JobState &s = js_[j];
     const SimJob &job = jobs_[j];
-    const double elapsed = t - s.run_start;
-    const double cp = opt_.failures.checkpoint_s;
-    const double kept = cp > 0 ? std::floor(elapsed / cp) * cp : 0.0;
-    s.progress_s = std::min(job.work_s, s.progress_s + kept / s.step.slowdown());
-    const double lost = job.gpus * (elapsed - kept);
-    record.lost_gpu_s[static_cast<std::size_t>(job.regime)] += lost;
     ++record.jobs_stopped;
-
-    release(j);
-    result_.jobs[j].lost_gpu_s += lost;
     ++result_.jobs[j].restarts;
+    const bool by_suite = suite_ && opt_.suite.recovery == Recovery::kSuite;
+    // Slurm: the work since the newest periodic checkpoint is lost. The suite: ai-recover
+    // has the survivors save the last committed step, and nothing is lost.
+    double lost = 0;
+    if (by_suite) {
+        s.saved_s = std::min(job.work_s, progress(s, t));
+    } else {
+        auto [saved, at] = checkpointed(s, t);
+        s.saved_s = std::min(job.work_s, saved);
+        lost = job.gpus * (t - at);
+    }
+    record.lost_gpu_s[static_cast<std::size_t>(job.regime)] += lost;
+    result_.jobs[j].lost_gpu_s += lost;
+    release(j, t);
     ++s.epoch;  // voids the finish event of this run
-    s.status = JobState::Status::kPending;
-    pending_.insert({job.submit_s, j});
-    ensure_backfill_tick(t);
+    requeue(j, t, by_suite ? opt_.recovery.suite_s : opt_.recovery.slurm_s);
 }
 
 void Run::fail_host(int h, double t) {
@@ -238,9 +277,16 @@ void Run::fail_host(int h, double t) {
     FailureResult record;
     record.t = t;
     record.host = graph_.host_name(h);
-    const auto on = host_jobs_[h];  // stop() edits the list
-    for (int j : on)
+    const auto on = host_jobs_[h];  // stop() and shrink_around() edit the list
+    for (int j : on) {
+        // ai-recover shrinks an elastic job that keeps its MIN around the failed node.
+        if (suite_ && opt_.suite.recovery == Recovery::kSuite && shrink_around(j, h, t)) {
+            ++record.jobs_stopped;
+            continue;
+        }
         stop(j, t, record);
+    }
+    retime(t, -1);
     result_.failures.push_back(record);
     if (fail_count_[h] == 0)
         failed_hosts_.push_back(h);
@@ -282,7 +328,7 @@ void Run::integrate(double t) {
     const double b = std::min(t, result_.window_end_s);
     if (b > a) {
         result_.busy_gpu_s_in_window += busy_ * (b - a);
-        result_.useful_gpu_s_in_window += useful_ * (b - a);
+        result_.useful_gpu_s_in_window += std::min(useful_, static_cast<double>(busy_)) * (b - a);
     }
     last_t_ = t;
 }
@@ -324,7 +370,7 @@ RunResult Run::run() {
             Event e = events_.top();
             events_.pop();
             if (e.kind == EventKind::kFinish || e.kind == EventKind::kRepair ||
-                e.kind == EventKind::kSubmit)
+                e.kind == EventKind::kSubmit || e.kind == EventKind::kEligible)
                 --productive_;
             switch (e.kind) {
                 case EventKind::kFinish:
@@ -343,6 +389,13 @@ RunResult Run::run() {
                 case EventKind::kSubmit:
                     submit(e.subject, t);
                     break;
+                case EventKind::kEligible:
+                    changed_ = bf_dirty_ = true;
+                    break;
+                case EventKind::kElastic:
+                    elastic_queued_ = false;
+                    changed_ = true;
+                    break;
                 case EventKind::kBackfill:
                     bf_queued_ = false;
                     backfill_due = true;
@@ -352,10 +405,16 @@ RunResult Run::run() {
                     break;
             }
         }
+        const bool looked = changed_;
         if (changed_)
             main_schedule(t);
         if (backfill_due)
             backfill(t);
+        if (looked || backfill_due) {
+            elastic_tick(t);
+            if (changed_)  // nodes an elastic job gave back
+                main_schedule(t);
+        }
         ensure_backfill_tick(t);
         if (sample_due) {
             sample(t);
@@ -371,6 +430,10 @@ RunResult Run::run() {
 }
 
 }  // namespace detail
+
+bool known_sim_policy(std::string_view name) {
+    return name == detail::kSuite || PlacementEngine::known_policy(name);
+}
 
 RunResult simulate(const SimCluster &cluster, const std::vector<SimJob> &jobs,
                    const StepTimes &steps, const SimOptions &options, std::string_view policy) {

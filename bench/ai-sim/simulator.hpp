@@ -18,16 +18,43 @@
 //     the engine policies plan reservations with Slurm's topology best fit; the baselines
 //     plan with themselves.
 // Jobs run for their recorded duration times the slowdown of their placement (see
-// step_times.hpp) and are not killed at their time limit.
+// step_times.hpp) and are not killed at their time limit. A job's progress is counted in
+// seconds of its work on the ideal placement of the size it asks; it advances at the rate
+// ideal step / step, which changes when the job is resized or, with contention, when
+// other jobs start or end beside it.
+//
+// Contention (SimOptions::contention): jobs share the leaves' uplinks. Each job's traffic
+// keeps the uplinks it crosses busy for CostModel::uplink_use seconds per step; over its
+// step time that is the share of those uplinks it takes from the others. A job's
+// communication is costed with the others' shares as uplink load (the capacity left to it,
+// at least its fair share among the jobs there), and all running jobs are recosted, to a
+// fixed point, whenever a job that crosses uplinks starts, ends or is resized. The engine
+// places with that load in view (ClusterState::uplink_load); Slurm's policies do not look.
+//
+// Elastic jobs (SimJob::elastic) ask `-N MIN-n --gpus-per-node=g --ai-elastic=MIN:MAX`:
+// Slurm starts them on as many nodes as fit, from n down to MIN, under every policy. Only
+// the suite resizes them afterwards: ai-elasticd looks every elastic_interval_s and plans
+// with the rule given (elastic_policy.hpp, the code the daemon runs), each job's goodput
+// curve from its step times on the ideal placement of each size; grows take the hosts
+// plan_grow picks (next to the job's own), shrinks release those plan_shrink picks. A
+// resize costs the job resize_s of progress (checkpoint, stop, restart at the new size).
 //
 // Failures: nodes fail as Poisson processes (a share of flaky nodes at a higher rate),
-// each staying down for a repair time. A failure stops every job with a GPU on the node;
-// the job is requeued and restarts from its last checkpoint, the work since then lost.
+// each staying down for a repair time. A failure stops every job with a GPU on the node.
+// Recovery as Slurm does it (every policy but the suite): the job is requeued, starts
+// again no sooner than RecoveryTimes::slurm_s after the failure (detection, then the
+// requeued job's begin time, CredExpire + 1 = 121 s), anywhere, from its last periodic
+// checkpoint; the work since then is lost. As the suite does it (ai-recover): the job's
+// surviving ranks checkpoint at once (it stalls at its last committed step, so nothing
+// is lost), an elastic job that keeps MIN nodes shrinks around the failed node and goes
+// on after suite_s, any other job is requeued without the node and may start again after
+// suite_s. Both times are what bench/ai-bench/recovery.sh measures (docs/checkpoint.md).
 // Failure times depend only on the seed, so every policy meets the same failures.
 #pragma once
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -38,6 +65,7 @@
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "slurm_ai/elastic/elastic_policy.hpp"
 #include "step_times.hpp"
 #include "trace.hpp"
 
@@ -65,7 +93,23 @@ struct JobOptions {
     PatternMix patterns;
     double limit_factor = 2.0;  // time limit = duration x this, rounded up to minutes
     std::uint64_t seed = 1;
+    // The share of the jobs that can be elastic (see elastic_bounds) submitted with
+    // --ai-elastic, drawn per job with the seed (a draw of its own, so that the other
+    // draws do not depend on it).
+    double elastic_share = 0;
 };
+
+// What an elastic job asks, from the request of the same job as a rigid one: n nodes of g
+// GPUs each (the fewest nodes that hold its GPUs, an even split) and --ai-elastic=MIN:MAX
+// with MIN = ceil(n / 2) and MAX = 2n: a user who would ask n nodes accepts half as many
+// to start sooner and can use twice as many. A job of one GPU, or whose GPUs do not split
+// evenly over the fewest nodes, cannot be elastic (nothing says how its step divides):
+// nullopt.
+struct ElasticShape {
+    int nodes = 0, per_node = 0;
+    ElasticSpec spec;
+};
+std::optional<ElasticShape> elastic_bounds(int gpus, int max_gpus_per_host);
 
 struct SimJob {
     std::string name;
@@ -75,14 +119,20 @@ struct SimJob {
     double limit_s = 0;  // the time limit backfill plans with
     std::string model;   // a measured model, or empty
     double local_bsz = 0;
-    JobDemand demand;
+    JobDemand demand;  // elastic: -N MIN-nodes --gpus-per-node=per_node
     Regime regime = Regime::kNone;
+    // Elastic (--ai-elastic=MIN:MAX, see elastic_bounds); min_nodes 0: rigid.
+    ElasticSpec elastic;
+    int nodes = 0;  // elastic: the --nodes it asks (the upper end of its range)
+    bool is_elastic() const { return elastic.min_nodes > 0; }
 };
 
 struct Jobs {
     std::vector<SimJob> jobs;
-    int too_large = 0;  // left out: more GPUs than the cluster has
-    int measured = 0;   // of a measured model
+    int too_large = 0;      // left out: more GPUs than the cluster has
+    int measured = 0;       // of a measured model
+    int could_be_elastic = 0;  // jobs that elastic_bounds allows
+    int elastic = 0;           // of those, submitted elastic
 };
 
 Jobs make_jobs(const Trace &trace, const SimCluster &cluster, const StepTimes &steps,
@@ -103,6 +153,26 @@ struct FailureParams {
     std::vector<std::pair<double, std::string>> scripted;  // (time, host): extra failures
 };
 
+// Restarts, as bench/ai-bench/recovery.sh and the elastic cluster tests measure them.
+struct RecoveryTimes {
+    double slurm_s = 140;  // failure -> running again, Slurm's requeue
+    double suite_s = 19;   // failure -> running again, ai-recover
+    double resize_s = 30;  // a resize: checkpoint, stop, restart at the new size
+};
+
+enum class Recovery { kSlurm, kSuite };
+
+// What runs beside the select plugin in the suite: the policy "suite" is the engine with
+// these; every other policy (the engine alone included) runs without them.
+struct SuiteOptions {
+    std::optional<ElasticRule> elastic = ElasticRule::kGoodput;  // nullopt: no ai-elasticd
+    Recovery recovery = Recovery::kSuite;
+    bool plan_with_engine = false;  // backfill's reservations placed by the engine too
+    double elastic_interval_s = 5;  // ai-elasticd's ElasticInterval
+    double grow_cooldown_s = 60;
+    double min_gain = 0.5;
+};
+
 struct SimOptions {
     std::uint64_t seed = 1;  // failure times
     BackfillParams backfill;
@@ -111,7 +181,14 @@ struct SimOptions {
     EngineOptions engine;
     CostConstants cost;
     RiskConstants risk;
+    bool contention = false;  // jobs share the uplinks (for every policy)
+    SuiteOptions suite;
+    RecoveryTimes recovery;
 };
+
+// The policies a simulation knows: the placement engine's (PlacementEngine::policies())
+// and "suite".
+bool known_sim_policy(std::string_view name);
 
 // A large time budget makes the engine's local search run to convergence, so that a run
 // does not depend on the machine's speed.
@@ -125,9 +202,14 @@ struct JobResult {
     int hosts = 0;            // of its last placement
     std::string first_nodes;  // hostlist of its first placement
     int restarts = 0;
+    int resizes = 0;
     double lost_gpu_s = 0;
-    StepEstimate step;  // of its last placement
+    StepEstimate step;  // of its last placement, with the fabric to itself
+    // Its step time with other jobs' traffic over without, averaged over its running time
+    // (1 without contention).
+    double contention = 1;
     Regime regime = Regime::kNone;
+    bool elastic = false;
 };
 
 struct FailureResult {
@@ -159,6 +241,7 @@ struct RunResult {
     double placement_ms = 0;  // wall time spent in PlacementEngine::place
     int backfill_passes = 0;
     int backfill_starts = 0;
+    int grows = 0, shrinks = 0;  // by ai-elasticd and ai-recover
 };
 
 RunResult simulate(const SimCluster &cluster, const std::vector<SimJob> &jobs,

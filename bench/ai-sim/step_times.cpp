@@ -217,4 +217,28 @@ StepEstimate StepTimes::from_cost_model(const Placement &p) const {
     return e;
 }
 
+double StepTimes::compute_s(double ideal_comm_s) const {
+    return ideal_comm_s * (1 - comm_share_) / comm_share_;
+}
+
+StepEstimate StepTimes::from_cost_model(const Placement &p, double asked_ideal_comm_s,
+                                        double asked_over_here) const {
+    StepEstimate e;
+    e.source = StepSource::kCostModel;
+    const double compute = compute_s(asked_ideal_comm_s > 0 ? asked_ideal_comm_s : p.comm_s) *
+                           asked_over_here;
+    const double ideal = std::min(p.lower_bound_s, p.comm_s);
+    if (compute <= 0 && p.comm_s <= 0)
+        return e;
+    e.comm_s = p.comm_s;
+    e.step_s = compute + p.comm_s;
+    e.ideal_comm_s = ideal;
+    e.ideal_step_s = compute + ideal;
+    return e;
+}
+
+double StepTimes::asked_step_s(double asked_ideal_comm_s) const {
+    return asked_ideal_comm_s > 0 ? compute_s(asked_ideal_comm_s) + asked_ideal_comm_s : 1.0;
+}
+
 }  // namespace slurm_ai::sim

@@ -60,12 +60,22 @@ class StepTimes {
                                    const std::vector<int> &gpus_per_node) const;
     // From a placement the engine scored (comm_s and lower_bound_s filled).
     StepEstimate from_cost_model(const Placement &p) const;
+    // An elastic job on a placement of another size than it asks: its computation per
+    // step is the rule's on the size it asks (whose ideal communication is
+    // asked_ideal_comm_s) times asked GPUs / GPUs here: strong scaling, the global batch
+    // stays what it is.
+    StepEstimate from_cost_model(const Placement &p, double asked_ideal_comm_s,
+                                 double asked_over_here) const;
+    // Its step on the ideal placement of the size it asks.
+    double asked_step_s(double asked_ideal_comm_s) const;
 
     // The median sync / step over the measured configurations with more than one GPU,
     // each at its median batch size.
     static double median_sync_share(const testbed::Measurements &m);
 
   private:
+    double compute_s(double ideal_comm_s) const;  // the rule: comm is comm_share_ of the step
+
     struct Point {
         double bsz, step, sync;
     };

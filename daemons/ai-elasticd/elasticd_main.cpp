@@ -283,7 +283,8 @@ class Daemon {
                 auto last = state_.last_resize.find(id);
                 in.elastic.push_back({id, j.priority, j.partition, j.num_nodes,
                                       *hints_of(j).elastic, resizing.count(id) > 0,
-                                      last != state_.last_resize.end() ? last->second : 0});
+                                      last != state_.last_resize.end() ? last->second : 0,
+                                      {}, 1});
             } else if (j.pending() && j.priority > 0 && !expanded_job_of(j.name) &&
                        !gangs_waiting_.count(id) &&
                        (j.reason == "Resources" || j.reason == "Priority" || j.reason == "None")) {

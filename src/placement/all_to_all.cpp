@@ -81,6 +81,10 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
         for (const auto &[key, sr] : at)
             crossing += sr.first * (receivers - sr.second);
         uplink_s = std::max(uplink_s, crossing * per_pair / (m.uplink_gbs(leaf) * 1e9));
+        // What leaves by this leaf's uplinks comes back into other leaves alike: the
+        // exchange is symmetric.
+        LedgerScope scope(m.ledger(), "alltoall");
+        m.record_uplink(leaf, crossing * per_pair, crossing * per_pair);
     }
     double alpha = hosts.size() > 1 ? m.alpha(by_host[0][0], by_host[1][0]) : m.alpha(0, 1);
     double latency = (p - 1) * alpha;

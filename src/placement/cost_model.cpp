@@ -1,5 +1,7 @@
 #include "slurm_ai/placement/cost_model.hpp"
 
+#include <algorithm>
+
 #include "collectives.hpp"
 #include "flow_model.hpp"
 
@@ -8,11 +10,9 @@ namespace slurm_ai {
 CostModel::CostModel(const ClusterGraph &graph, CostConstants constants)
     : graph_(&graph), constants_(constants) {}
 
-CommEstimate CostModel::estimate(const JobDemand &demand, const Placement &placement,
-                                 const ClusterState *state) const {
-    if (placement.empty())
-        return CommEstimate{0, "none", {}};
-    detail::FlowModel m(*graph_, constants_, placement.ranks(), state);
+namespace {
+
+CommEstimate estimate_on(const detail::FlowModel &m, const JobDemand &demand) {
     if (demand.dag)
         return detail::dag_critical_path(m, *demand.dag);
     const CommSpec &c = demand.comm;
@@ -32,6 +32,36 @@ CommEstimate CostModel::estimate(const JobDemand &demand, const Placement &place
             break;
     }
     return CommEstimate{0, "none", {}};
+}
+
+}  // namespace
+
+CommEstimate CostModel::estimate(const JobDemand &demand, const Placement &placement,
+                                 const ClusterState *state) const {
+    if (placement.empty())
+        return CommEstimate{0, "none", {}};
+    return estimate_on(detail::FlowModel(*graph_, constants_, placement.ranks(), state), demand);
+}
+
+std::vector<UplinkUse> CostModel::uplink_use(const JobDemand &demand,
+                                             const Placement &placement) const {
+    std::vector<UplinkUse> out;
+    if (placement.hosts.size() < 2)
+        return out;
+    detail::UplinkLedger ledger;
+    const CommEstimate e = estimate_on(
+        detail::FlowModel(*graph_, constants_, placement.ranks(), nullptr, &ledger), demand);
+    auto chosen = ledger.bytes.find(e.algorithm);
+    if (chosen == ledger.bytes.end())
+        return out;
+    for (const auto &[leaf, bytes] : chosen->second) {
+        const double gbs = graph_->uplink_gbs(leaf) * constants_.inter_efficiency;
+        if (gbs > 0)
+            out.push_back({leaf, std::max(bytes.first, bytes.second) / (gbs * 1e9)});
+    }
+    std::sort(out.begin(), out.end(),
+              [](const UplinkUse &a, const UplinkUse &b) { return a.switch_node < b.switch_node; });
+    return out;
 }
 
 }  // namespace slurm_ai

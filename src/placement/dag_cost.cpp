@@ -29,6 +29,10 @@ CommEstimate dag_critical_path(const FlowModel &m, const TaskDag &dag) {
         edge_flows.emplace_back(begin, flows.size());
     }
     auto times = m.flow_times(flows);
+    {
+        LedgerScope scope(m.ledger(), "dag");
+        m.record(flows, 1);
+    }
 
     auto order = dag.topological_order();
     std::vector<double> with(dag.tasks.size(), 0), without(dag.tasks.size(), 0);

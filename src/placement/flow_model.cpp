@@ -6,9 +6,21 @@
 
 namespace slurm_ai::detail {
 
+LedgerScope::LedgerScope(UplinkLedger *ledger, std::string algorithm) : ledger_(ledger) {
+    if (ledger_) {
+        previous_ = std::move(ledger_->algorithm);
+        ledger_->algorithm = std::move(algorithm);
+    }
+}
+
+LedgerScope::~LedgerScope() {
+    if (ledger_)
+        ledger_->algorithm = std::move(previous_);
+}
+
 FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
-                     const ClusterState *state)
-    : graph_(&graph), c_(c), ranks_(std::move(ranks)), state_(state) {
+                     const ClusterState *state, UplinkLedger *ledger)
+    : graph_(&graph), c_(c), ranks_(std::move(ranks)), state_(state), ledger_(ledger) {
     std::unordered_map<int, int> slot;
     leaf_.reserve(ranks_.size());
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
@@ -172,6 +184,33 @@ std::vector<double> FlowModel::flow_times(std::span<const Flow> flows) const {
             alpha_s + (rate > 0 ? f.bytes / (rate * 1e9) : std::numeric_limits<double>::infinity());
     }
     return times;
+}
+
+void FlowModel::record(std::span<const Flow> flows, double times) const {
+    if (!ledger_ || ledger_->algorithm.empty())
+        return;
+    for (const Flow &f : flows) {
+        const GpuRef &a = ranks_[f.src], &b = ranks_[f.dst];
+        if (a.host == b.host || f.bytes <= 0)
+            continue;
+        Route r = graph_->route(a, b);
+        if (r.nvlink || r.src_port < 0 || r.dst_port < 0)
+            continue;
+        int leaf_a = graph_->ports(a.host)[r.src_port].leaf;
+        int leaf_b = graph_->ports(b.host)[r.dst_port].leaf;
+        if (leaf_a != leaf_b && leaf_a >= 0 && leaf_b >= 0) {
+            record_uplink(leaf_a, f.bytes * times, 0);
+            record_uplink(leaf_b, 0, f.bytes * times);
+        }
+    }
+}
+
+void FlowModel::record_uplink(int leaf, double up_bytes, double down_bytes) const {
+    if (!ledger_ || ledger_->algorithm.empty() || graph_->uplink_gbs(leaf) <= 0)
+        return;
+    auto &at = ledger_->bytes[ledger_->algorithm][leaf];
+    at.first += up_bytes;
+    at.second += down_bytes;
 }
 
 double FlowModel::phase_time(std::span<const Flow> flows) const {

@@ -8,7 +8,9 @@
 // faster than its path's widest link or its GPU's PCIe path to the NIC).
 #pragma once
 
+#include <map>
 #include <span>
+#include <string>
 #include <unordered_map>
 #include <vector>
 
@@ -23,10 +25,32 @@ struct Flow {
     double bytes = 0;
 };
 
+// What a job's traffic puts on the leaves' uplinks per step, for CostModel::uplink_use:
+// the bytes going up out of and down into each leaf switch (Fabric node), recorded by the
+// algorithm functions under the name of the algorithm being costed (allreduce and the
+// parameter server cost several to pick the fastest; only the chosen one's bytes count).
+struct UplinkLedger {
+    std::string algorithm;  // the one being costed; empty: record nothing
+    std::map<std::string, std::unordered_map<int, std::pair<double, double>>> bytes;
+};
+
+// Sets the ledger's algorithm for the life of the scope (no-op without a ledger).
+class LedgerScope {
+  public:
+    LedgerScope(UplinkLedger *ledger, std::string algorithm);
+    ~LedgerScope();
+    LedgerScope(const LedgerScope &) = delete;
+    LedgerScope &operator=(const LedgerScope &) = delete;
+
+  private:
+    UplinkLedger *ledger_;
+    std::string previous_;
+};
+
 class FlowModel {
   public:
     FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
-              const ClusterState *state);
+              const ClusterState *state, UplinkLedger *ledger = nullptr);
 
     const ClusterGraph &graph() const { return *graph_; }
     int ranks() const { return static_cast<int>(ranks_.size()); }
@@ -47,6 +71,13 @@ class FlowModel {
     double phase_time(std::span<const Flow> flows) const;
     // One flow alone.
     double pair_time(int src, int dst, double bytes) const;
+    // The ledger (nullptr when none is attached), for a LedgerScope.
+    UplinkLedger *ledger() const { return ledger_; }
+    // Notes that `flows` run `times` times per step: the bytes of those that cross from
+    // one leaf to another go on the ledger under its current algorithm.
+    void record(std::span<const Flow> flows, double times) const;
+    // The same for bytes an algorithm counts itself (the all-to-all's bisection).
+    void record_uplink(int leaf, double up_bytes, double down_bytes) const;
     double alpha(int src, int dst) const;
     // A host's share of NIC bandwidth for this job (GB/s, after efficiency).
     double nic_gbs(int host) const;
@@ -69,6 +100,7 @@ class FlowModel {
     CostConstants c_;
     std::vector<GpuRef> ranks_;
     const ClusterState *state_;
+    UplinkLedger *ledger_;
     std::vector<int> hosts_;
     std::vector<std::vector<int>> by_host_;
     int even_ = 0;

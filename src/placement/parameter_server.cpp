@@ -54,6 +54,11 @@ CommEstimate parameter_server(const FlowModel &m, std::uint32_t servers, double 
                 down.push_back({by_host[k][0], by_host[h][0], bytes / s});
             }
     double fixed = local + m.phase_time(up) + m.phase_time(down);
+    {
+        LedgerScope scope(m.ledger(), "ps:fixed");
+        m.record(up, 1);
+        m.record(down, 1);
+    }
 
     // Aggregation tree: Prim's MST over the complete graph of hosts.
     using Graph =
@@ -89,6 +94,11 @@ CommEstimate parameter_server(const FlowModel &m, std::uint32_t servers, double 
     double hop = m.alpha(by_host[0][0], by_host[1][0]);
     double mst = local + m.phase_time(tree_up) + m.phase_time(tree_down) +
                  2 * std::max(best_depth - 1, 0) * hop;
+    {
+        LedgerScope scope(m.ledger(), "ps:mst");
+        m.record(tree_up, 1);
+        m.record(tree_down, 1);
+    }
 
     std::vector<std::pair<std::string, double>> terms{
         {"aggregation tree (depth " + std::to_string(best_depth) + ")", mst},

@@ -1,5 +1,6 @@
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "collectives.hpp"
 
@@ -20,6 +21,8 @@ CommEstimate pipeline(const FlowModel &m, std::uint32_t stages, double bytes,
     for (int k = 0; k <= s; ++k)
         first[k] = static_cast<int>(static_cast<long>(p) * k / s);
     double slowest = 0, sum = 0;
+    const double mb = std::max<std::uint32_t>(microbatches, 1);
+    LedgerScope scope(m.ledger(), "pipeline");
     for (int b = 0; b + 1 < s; ++b) {
         int here = first[b + 1] - first[b], next = first[b + 2] - first[b + 1];
         int lanes = std::min(here, next);
@@ -27,10 +30,14 @@ CommEstimate pipeline(const FlowModel &m, std::uint32_t stages, double bytes,
         for (int k = 0; k < lanes; ++k)
             flows.push_back({first[b] + k, first[b + 1] + k, bytes / lanes});
         double t = m.phase_time(flows);
+        // Every micro-batch's activations forward, its gradients back.
+        m.record(flows, mb);
+        for (auto &f : flows)
+            std::swap(f.src, f.dst);
+        m.record(flows, mb);
         slowest = std::max(slowest, t);
         sum += t;
     }
-    double mb = std::max<std::uint32_t>(microbatches, 1);
     double seconds = 2 * ((mb - 1) * slowest + sum);
     return CommEstimate{
         seconds,

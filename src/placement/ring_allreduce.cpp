@@ -18,7 +18,10 @@ double ring_allreduce_s(const FlowModel &m, const std::vector<std::vector<int>> 
         for (std::size_t i = 0; i < p; ++i)
             flows.push_back({ring[i], ring[(i + 1) % p], bytes / static_cast<double>(p)});
     }
-    return steps ? static_cast<double>(steps) * m.phase_time(flows) : 0.0;
+    if (!steps)
+        return 0.0;
+    m.record(flows, static_cast<double>(steps));
+    return static_cast<double>(steps) * m.phase_time(flows);
 }
 
 double hierarchical_allreduce_s(const FlowModel &m, double bytes,
@@ -56,21 +59,25 @@ CommEstimate allreduce(const FlowModel &m, double bytes, std::string_view algo) 
     std::vector<int> ring(m.ranks());  // the flat ring: every rank, in rank order
     std::iota(ring.begin(), ring.end(), 0);
     if (algo.empty() || algo == "ring") {
+        LedgerScope scope(m.ledger(), "ring");
         double s = ring_allreduce_s(m, {ring}, bytes);
         consider("ring", s, {{"ring", s}});
     }
     if (algo.empty() || algo == "hierarchical") {
         // The time first: an argument's copy of t may be taken before the call fills it.
         std::vector<std::pair<std::string, double>> t;
+        LedgerScope scope(m.ledger(), "hierarchical");
         double s = hierarchical_allreduce_s(m, bytes, &t);
         consider("hierarchical", s, std::move(t));
     }
     if (algo.empty() || algo == "tree") {
         std::vector<std::pair<std::string, double>> t;
+        LedgerScope scope(m.ledger(), "tree");
         double s = tree_allreduce_s(m, bytes, &t);
         consider("tree", s, std::move(t));
     }
     if (best.seconds < 0) {  // uneven hosts and a named algorithm that needs them even
+        LedgerScope scope(m.ledger(), "ring");
         double s = ring_allreduce_s(m, {ring}, bytes);
         best = CommEstimate{s, "ring", {{"ring (uneven hosts)", s}}};
     }
@@ -84,6 +91,7 @@ CommEstimate tensor_parallel(const FlowModel &m, std::uint32_t group, double byt
         for (int k = r; k < std::min(m.ranks(), r + static_cast<int>(group)); ++k)
             groups.back().push_back(k);
     }
+    LedgerScope scope(m.ledger(), "tp:ring");
     double s = ring_allreduce_s(m, groups, bytes);
     return CommEstimate{s, "tp:ring", {{"groups of " + std::to_string(group), s}}};
 }

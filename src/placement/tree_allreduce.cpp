@@ -29,6 +29,7 @@ double tree_allreduce_s(const FlowModel &m, double bytes,
         }
         double depth = std::floor(std::log2(static_cast<double>(n)));
         double one_pass = m.phase_time(flows);
+        m.record(flows, 2);
         double hop_alpha = m.alpha(by_host[0][0], by_host[1][0]);
         // Reduce up, broadcast down.
         inter = 2 * (one_pass + depth * hop_alpha);

@@ -81,6 +81,53 @@ TEST_CASE("uplink load of other jobs slows flows that cross it", "[cost]") {
     CHECK(model.estimate(d, local, &busy).seconds == Approx(model.estimate(d, local).seconds));
 }
 
+TEST_CASE("uplink use: the bytes a ring sends across leaves, over the uplinks' capacity",
+          "[cost]") {
+    // Two leaves of 4 hosts, 100 Gb/s to hosts and 100 Gb/s up (one spine link each).
+    auto g = fat_tree(2, 4, 100, 100);
+    CostModel model(g);
+    const double bytes = 1ull << 30;
+    auto d = demand(CommPattern::kAllReduce, 1ull << 30, 0, 4);
+    d.comm.algo = "ring";
+    const double up = g.uplink_gbs(g.host_leaf(host(g, "h1"))) *
+                      model.constants().inter_efficiency * 1e9;  // bytes/s
+    REQUIRE(up == Approx(100.0 / 8 * 0.8 * 1e9));
+    // Ring h1 h2 h5 h6: of its 4 edges, h2->h5 goes up out of leaf 1 and h6->h1 comes
+    // down into it. Each of the 2(p-1) = 6 steps sends bytes/4 per edge, so each leaf's
+    // uplinks carry 6/4 of the bytes each way.
+    auto use = model.uplink_use(d, hosts_only(g, {"h1", "h2", "h5", "h6"}));
+    REQUIRE(use.size() == 2);
+    CHECK(use[0].switch_node == g.host_leaf(host(g, "h1")));
+    CHECK(use[1].switch_node == g.host_leaf(host(g, "h5")));
+    for (const auto &u : use)
+        CHECK(u.busy_s == Approx(6 * bytes / 4 / up).epsilon(1e-9));
+    // Alternating leaves: all 4 edges cross, twice each way per leaf.
+    auto zigzag = model.uplink_use(d, hosts_only(g, {"h1", "h5", "h2", "h6"}));
+    REQUIRE(zigzag.size() == 2);
+    CHECK(zigzag[0].busy_s == Approx(2 * 6 * bytes / 4 / up).epsilon(1e-9));
+    // Inside one leaf, and on one host, nothing crosses.
+    CHECK(model.uplink_use(d, hosts_only(g, {"h1", "h2", "h3", "h4"})).empty());
+    // Auto counts the algorithm it picks: the same bytes here as the ring it chooses
+    // (one rank per host makes hierarchical and ring alike), never the sum of all it tried.
+    auto any = demand(CommPattern::kAllReduce, 1ull << 30, 0, 4);
+    auto picked = model.uplink_use(any, hosts_only(g, {"h1", "h2", "h5", "h6"}));
+    REQUIRE(picked.size() == 2);
+    CHECK(picked[0].busy_s <= 6 * bytes / 4 / up * (1 + 1e-9));
+}
+
+TEST_CASE("uplink use of a pipeline: every micro-batch crosses forward and back", "[cost]") {
+    auto g = fat_tree(2, 4, 100, 100);
+    CostModel model(g);
+    auto d = demand(CommPattern::kPipeline, 64ull << 20, 0, 2);
+    d.comm.stages = 2;
+    d.comm.microbatches = 8;
+    const double up = 100.0 / 8 * model.constants().inter_efficiency * 1e9;
+    auto use = model.uplink_use(d, hosts_only(g, {"h1", "h5"}));
+    REQUIRE(use.size() == 2);
+    for (const auto &u : use)  // 8 micro-batches of 64 MiB, each direction once per leaf
+        CHECK(u.busy_s == Approx(8.0 * (64 << 20) / up).epsilon(1e-9));
+}
+
 TEST_CASE("pipeline stages on one leaf beat stages alternating across leaves", "[cost]") {
     auto g = fat_tree(2, 4, 100, 25);
     CostModel model(g);

@@ -133,7 +133,7 @@ TEST_CASE("ai-elasticd shrinks for a job of higher priority and grows into idle 
           "[elastic]") {
     ElasticPolicyInput in;
     in.now = 1000;
-    in.elastic.push_back({10, 100, "debug", 6, ElasticSpec{2, 8, 0}, false, 0});
+    in.elastic.push_back({10, 100, "debug", 6, ElasticSpec{2, 8, 0}, false, 0, {}, 1});
     in.idle["debug"] = 1;
     // A job of priority 500 needs 4 nodes: one is idle, the elastic job gives 3.
     in.waiting.push_back({20, 500, "debug", 4});
@@ -171,7 +171,7 @@ TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]")
     in.now = 1000;
     in.grow_cooldown_s = 60;
     in.idle["p"] = 10;
-    in.elastic.push_back({1, 10, "p", 3, ElasticSpec{1, 5, 0}, false, 0});
+    in.elastic.push_back({1, 10, "p", 3, ElasticSpec{1, 5, 0}, false, 0, {}, 1});
     auto a = plan_elastic(in);
     REQUIRE(a.size() == 1);
     CHECK(a[0].nodes == 2);  // up to MAX, not all idle nodes
@@ -186,8 +186,8 @@ TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]")
 
     // Two donors: the lower priority one gives first.
     ElasticPolicyInput two;
-    two.elastic.push_back({1, 300, "p", 4, ElasticSpec{1, 4, 0}, false, 0});
-    two.elastic.push_back({2, 200, "p", 4, ElasticSpec{2, 4, 0}, false, 0});
+    two.elastic.push_back({1, 300, "p", 4, ElasticSpec{1, 4, 0}, false, 0, {}, 1});
+    two.elastic.push_back({2, 200, "p", 4, ElasticSpec{2, 4, 0}, false, 0, {}, 1});
     two.waiting.push_back({3, 900, "p", 3});
     a = plan_elastic(two);
     REQUIRE(a.size() == 2);
@@ -195,6 +195,74 @@ TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]")
     CHECK(a[0].nodes == 2);
     CHECK(a[1].job_id == 1);
     CHECK(a[1].nodes == 1);
+}
+
+TEST_CASE("the goodput rule: idle nodes to the largest gain per GPU, waiting jobs first",
+          "[elastic]") {
+    // Job 1 (4 GPUs a node) does 4, 7.5, 10.5 and 12 GPUs' worth of work on 1 to 4 nodes:
+    // a second node adds 3.5 / 4 = 0.875 per GPU, a third 0.75, a fourth 0.375. Job 2
+    // (2 GPUs a node): 2, 2.8, 3.2 on 1 to 3 nodes, adding 0.4 then 0.2 per GPU.
+    ElasticPolicyInput in;
+    in.now = 1000;
+    in.min_gain = 0.5;
+    in.idle["p"] = 3;
+    in.elastic.push_back({1, 10, "p", 1, ElasticSpec{1, 4, 0}, false, 0, {0, 4, 7.5, 10.5, 12}, 4});
+    in.elastic.push_back({2, 99, "p", 1, ElasticSpec{1, 3, 0}, false, 0, {0, 2, 2.8, 3.2}, 2});
+    CHECK(gain_per_gpu(in.elastic[0]) == Approx(0.875));
+    CHECK(gain_per_gpu(in.elastic[1]) == Approx(0.4));
+    // Two nodes to job 1 (0.875, then 0.75), whatever job 2's higher priority; the third
+    // stays idle: 0.375 and 0.4 are under min_gain.
+    auto a = plan_elastic(in, ElasticRule::kGoodput);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kGrow);
+    CHECK(a[0].job_id == 1);
+    CHECK(a[0].nodes == 2);
+    // The priority rule gives them by priority instead: job 2 to its MAX, job 1 the rest.
+    auto p = plan_elastic(in, ElasticRule::kPriority);
+    REQUIRE(p.size() == 2);
+    CHECK(p[0].job_id == 2);
+    CHECK(p[0].nodes == 2);
+    CHECK(p[1].job_id == 1);
+    CHECK(p[1].nodes == 1);
+    // With min_gain 0.35 job 2's 0.4 and job 1's 0.375 count too, in that order.
+    in.min_gain = 0.35;
+    a = plan_elastic(in, ElasticRule::kGoodput);
+    REQUIRE(a.size() == 2);
+    CHECK(a[0].job_id == 1);
+    CHECK(a[0].nodes == 2);
+    CHECK(a[1].job_id == 2);
+    CHECK(a[1].nodes == 1);
+
+    // A waiting job, whatever its priority, first takes the idle node it needs; a second
+    // node comes from the job that loses least per GPU: job 1 at 3 nodes loses 0.75 per
+    // GPU, job 2 at 2 loses 0.4.
+    in.min_gain = 0.5;
+    in.idle["p"] = 1;
+    in.elastic[0].nodes = 3;
+    in.elastic[1].nodes = 2;
+    in.waiting.push_back({3, 1, "p", 2});
+    a = plan_elastic(in, ElasticRule::kGoodput);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kShrink);
+    CHECK(a[0].job_id == 2);
+    CHECK(a[0].nodes == 1);
+    CHECK(a[0].for_job == 3);
+    // One that would still not start takes nothing; nor does growth take what it needs.
+    in.waiting[0].nodes = 5;
+    CHECK(plan_elastic(in, ElasticRule::kGoodput).empty());
+    in.waiting[0].nodes = 1;
+    CHECK(plan_elastic(in, ElasticRule::kGoodput).empty());
+    // Without it: job 1's fourth node (0.375) and job 2's third (0.2) are not worth it;
+    // at 2 nodes job 1's third is, unless it grew less than the cooldown ago.
+    in.waiting.clear();
+    CHECK(plan_elastic(in, ElasticRule::kGoodput).empty());
+    in.elastic[0].nodes = 2;
+    a = plan_elastic(in, ElasticRule::kGoodput);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].job_id == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kGrow);
+    in.elastic[0].last_resize = 990;
+    CHECK(plan_elastic(in, ElasticRule::kGoodput).empty());
 }
 
 TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {

@@ -339,9 +339,10 @@ TEST_CASE("a node failure stops exactly the jobs on that node", "[sim]") {
     CHECK(r.jobs[3].restarts == 0);
     CHECK(r.jobs[0].end_s == free_run.jobs[0].end_s);
     CHECK(r.jobs[3].end_s == free_run.jobs[3].end_s);
-    // The stopped jobs start again from scratch once n2 is back at 80 (n1 and n3 are full).
-    CHECK(r.jobs[1].end_s == Approx(180));
-    CHECK(r.jobs[2].end_s == Approx(180));
+    // The stopped jobs are requeued as Slurm requeues them: eligible again 140 s after the
+    // failure (n2 is back at 80; n1 and n3 are full), they start from scratch at 190.
+    CHECK(r.jobs[1].end_s == Approx(290));
+    CHECK(r.jobs[2].end_s == Approx(290));
 }
 
 TEST_CASE("the same seed gives the same simulation", "[sim]") {
@@ -416,4 +417,155 @@ TEST_CASE("bar charts draw one bar per value, to scale", "[sim]") {
     CHECK(heights[0] * 2 == Approx(heights[1]).epsilon(0.01));
     CHECK(heights[0] * 4 == Approx(heights[2]).epsilon(0.01));
     CHECK(heights[3] * 8 == Approx(heights[2]).epsilon(0.01));
+}
+
+namespace {
+
+// `hosts` g4dn.12xlarge nodes (4 T4 GPUs, 50 Gb/s), each alone under its own leaf switch,
+// the leaves under one spine by 25 Gb/s uplinks. Any job on two hosts crosses both hosts'
+// leaf uplinks, which it shares with every other such job, and they are what bounds it.
+struct LeafPerHost {
+    explicit LeafPerHost(int hosts)
+        : conf("leaf-per-host.conf", [&] {
+              std::string text;
+              for (int h = 1; h <= hosts; ++h)
+                  text += "SwitchName=leaf" + std::to_string(h) + " Nodes=h" + std::to_string(h) +
+                          " LinkSpeed=100\n";
+              return text + "SwitchName=spine Switches=leaf[1-" + std::to_string(hosts) +
+                     "] LinkSpeed=25\n";
+          }()) {
+        ClusterSpec spec;
+        spec.nodes = {kG4dn};
+        spec.fabric = conf.path;
+        auto c = build_cluster(spec);
+        INFO((c ? std::string() : c.error().message()));
+        REQUIRE(c.ok());
+        cluster.emplace(std::move(c).value());
+    }
+    TempFile conf;
+    std::optional<SimCluster> cluster;
+};
+
+// A data-parallel job of `nodes` nodes with one GPU each, all-reducing 1 GiB per step.
+SimJob ring_job(double submit, std::uint32_t nodes, double work) {
+    SimJob j = job(submit, static_cast<int>(nodes), work, 4 * work, nodes);
+    JobHints h;
+    h.comm = CommSpec{};
+    h.comm->bytes = 1ull << 30;
+    j.demand = make_demand(JobRequest{nodes, nodes, 1, nodes, nodes}, h);
+    return j;
+}
+
+// An elastic one: asks `nodes` nodes, MIN:MAX as given.
+SimJob elastic_ring_job(double submit, std::uint32_t nodes, std::uint32_t min,
+                        std::uint32_t max, double work) {
+    SimJob j = ring_job(submit, min, work);
+    j.gpus = static_cast<int>(nodes);
+    j.nodes = static_cast<int>(nodes);
+    j.elastic = ElasticSpec{min, max, 0};
+    return j;
+}
+
+}  // namespace
+
+TEST_CASE("sim contention: two jobs sharing one uplink slow each other to a fixed point",
+          "[sim]") {
+    // Two 2-node jobs on h1 and h2, each alone in its leaf: both cross both uplinks. With
+    // communication half of the ideal step (S = 0.5), a job's step alone is 2b (b: the
+    // time its all-reduce keeps an uplink busy, which is also its communication time: the
+    // uplinks are its bottleneck). With the other job's share u = b / step as
+    // load, its communication takes b / (1 - u), so step = b + b / (1 - b / step): step / b
+    // solves x^2 - 3x + 1 = 0, x = (3 + sqrt 5) / 2, and the jobs run x / 2 = 1.309 times
+    // as long as alone.
+    LeafPerHost c(2);
+    const StepTimes half(0.5);
+    std::vector<SimJob> jobs{ring_job(0, 2, 1000), ring_job(0, 2, 1000)};
+    SimOptions o = options();
+    auto alone = simulate(*c.cluster, jobs, half, o, "tree-bestfit");
+    REQUIRE(alone.jobs[0].end_s == Approx(1000).epsilon(1e-3));
+    REQUIRE(alone.jobs[1].end_s == Approx(1000).epsilon(1e-3));
+    o.contention = true;
+    auto shared = simulate(*c.cluster, jobs, half, o, "tree-bestfit");
+    const double x = (3 + std::sqrt(5.0)) / 2;
+    CHECK(shared.jobs[0].end_s == Approx(1000 * x / 2).epsilon(3e-3));
+    CHECK(shared.jobs[1].end_s == Approx(1000 * x / 2).epsilon(3e-3));
+    CHECK(shared.jobs[0].contention == Approx(x / 2).epsilon(3e-3));
+    // One job alone on the fabric is not slowed: the second starts when the first ends.
+    std::vector<SimJob> apart{ring_job(0, 2, 1000), ring_job(2000, 2, 1000)};
+    auto serial = simulate(*c.cluster, apart, half, o, "tree-bestfit");
+    CHECK(serial.jobs[1].end_s - serial.jobs[1].start_s == Approx(1000).epsilon(1e-3));
+    CHECK(serial.jobs[0].contention == Approx(1.0));
+}
+
+TEST_CASE("sim goodput: an elastic job grows while a node adds at least min_gain per GPU",
+          "[elastic][sim]") {
+    // A job asking 2 nodes (1 GPU each, MIN:MAX 1:4) on hosts each under its own leaf.
+    // With communication a fifth of the ideal step (S = 0.2), its computation is 4b on 2
+    // GPUs (b: its ring's time on 2 hosts) and 8b/n on n, its ring 2(n-1)b/n: step(n) =
+    // (2n + 6)b / n, ideal step 5b, goodput on n nodes 2 x 5b / step = 5n / (n + 3) GPUs:
+    // 1.25, 2, 2.5, 2.857 for 1 to 4 nodes. A third node adds 0.5 per GPU, a fourth 0.357:
+    // with min_gain 0.45 the job grows to 3 nodes at once and stays there.
+    LeafPerHost c(5);
+    const StepTimes fifth(0.2);
+    std::vector<SimJob> jobs{elastic_ring_job(0, 2, 1, 4, 1000)};
+    SimOptions o = options();
+    o.suite.min_gain = 0.45;
+    o.suite.recovery = Recovery::kSlurm;
+    auto r = simulate(*c.cluster, jobs, fifth, o, "suite");
+    CHECK(r.grows == 1);
+    CHECK(r.jobs[0].resizes == 1);
+    CHECK(r.jobs[0].hosts == 3);
+    // Grown at its start, it pauses 30 s (the resize), then runs at step(3) / ideal =
+    // 4b / 5b of the time its work takes on 2.
+    CHECK(r.jobs[0].end_s == Approx(30 + 1000 * 0.8).epsilon(2e-3));
+    // Slurm, and the engine without ai-elasticd, run it as asked: 2 nodes, 1000 s.
+    auto plain = simulate(*c.cluster, jobs, fifth, o, "engine");
+    CHECK(plain.jobs[0].hosts == 2);
+    CHECK(plain.jobs[0].end_s == Approx(1000).epsilon(2e-3));
+    // With a threshold above 0.5 the third node is not worth it either.
+    o.suite.min_gain = 0.55;
+    auto strict = simulate(*c.cluster, jobs, fifth, o, "suite");
+    CHECK(strict.grows == 0);
+    CHECK(strict.jobs[0].hosts == 2);
+}
+
+TEST_CASE("sim recovery: one failure under Slurm's requeue and under ai-recover", "[sim]") {
+    // A 2-node job of 3000 s checkpoints every 1800 s; its first host fails at 2500 and is
+    // back at 2600; three other hosts are free.
+    LeafPerHost c(5);
+    const StepTimes fifth(0.2);
+    SimOptions o = options();
+    o.failures.checkpoint_s = 1800;
+    o.failures.scripted = {{2500, "h1"}};
+    o.failures.repair_s = 100;
+    o.suite.elastic = std::nullopt;  // recovery alone
+    std::vector<SimJob> rigid{ring_job(0, 2, 3000)};
+
+    // Slurm: 700 s of 2 GPUs lost; requeued, eligible 140 s after the failure, it redoes
+    // them from its checkpoint at 1800: 2640 + 1200.
+    auto slurm = simulate(*c.cluster, rigid, fifth, o, "engine");
+    REQUIRE(slurm.failures.size() == 1);
+    CHECK(slurm.failures[0].jobs_stopped == 1);
+    CHECK(slurm.jobs[0].lost_gpu_s == Approx(2 * 700));
+    CHECK(slurm.jobs[0].restarts == 1);
+    CHECK(slurm.jobs[0].end_s == Approx(2640 + 1200).epsilon(1e-3));
+
+    // ai-recover: the survivors save step 2500 (nothing lost), the job is back 19 s later.
+    auto suite = simulate(*c.cluster, rigid, fifth, o, "suite");
+    CHECK(suite.jobs[0].lost_gpu_s == 0);
+    CHECK(suite.jobs[0].restarts == 1);
+    CHECK(suite.jobs[0].end_s == Approx(2519 + 500).epsilon(1e-3));
+
+    // An elastic job (2 nodes, MIN 1) shrinks around the failed host instead: it goes on
+    // on one node after 19 s, at step 8b against its ideal 5b (see the goodput test).
+    std::vector<SimJob> elastic{elastic_ring_job(0, 2, 1, 2, 3000)};
+    auto shrunk = simulate(*c.cluster, elastic, fifth, o, "suite");
+    CHECK(shrunk.shrinks == 1);
+    CHECK(shrunk.jobs[0].restarts == 0);
+    CHECK(shrunk.jobs[0].hosts == 1);
+    CHECK(shrunk.jobs[0].lost_gpu_s == 0);
+    CHECK(shrunk.jobs[0].end_s == Approx(2519 + 500 * 8.0 / 5).epsilon(1e-3));
+    // Slurm requeues the same job as the rigid one.
+    auto requeued = simulate(*c.cluster, elastic, fifth, o, "engine");
+    CHECK(requeued.jobs[0].end_s == Approx(2640 + 1200).epsilon(1e-3));
 }

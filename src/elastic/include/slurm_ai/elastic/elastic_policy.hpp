@@ -1,5 +1,7 @@
 // Automatic elasticity for jobs submitted with --ai-elastic=MIN:MAX: what ai-elasticd
-// does on each look at the cluster.
+// does on each look at the cluster, by one of two rules (ai_select.conf ElasticPolicy=).
+//
+// priority (the first rule, kept as an option):
 //   shrink  a job waits for nodes (it cannot start: Slurm's reason Resources or Priority)
 //           and outranks running elastic jobs whose nodes above their MIN, together
 //           with the idle nodes, would let it start: those jobs give back just enough
@@ -7,12 +9,30 @@
 //           still not fit, so no work is lost for nothing.
 //   grow    an elastic job below its MAX grows into idle nodes of its partition while no
 //           pending job of higher priority waits there; at most once per cooldown.
+//
+// goodput (the default): nodes go where they add the most useful work, within each job's
+// MIN:MAX. A job's goodput on n nodes is the useful work it does per second there, in
+// GPUs' worth of work at full speed (measured or modelled scalability: the caller says).
+// Fairness, in this order:
+//   1. waiting jobs first: a job that waits for nodes, of whatever priority, gets them
+//      from elastic jobs above their MIN when that lets it start (then it would run
+//      instead of doing nothing: no node does more than that). The nodes come one at a
+//      time from the job that loses least goodput per GPU; nobody shrinks below MIN, and
+//      nothing shrinks for a job that would still not fit;
+//   2. idle nodes that a waiting job of the partition needs are its, not growth's: a
+//      waiting job is never held back by an elastic job's growth;
+//   3. the other idle nodes go one at a time to the job whose next node adds the most
+//      goodput per GPU (ties: higher priority), while that gain is at least min_gain
+//      (a node's GPUs doing at least that share of a GPU's work at full speed); at most
+//      one grow per job per look and per cooldown.
 // Pure logic over counts; which nodes move is decided by elastic_plan.
 #pragma once
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slurm_ai/job/job_hints.hpp"
@@ -27,6 +47,11 @@ struct ElasticJob {
     ElasticSpec spec;              // MIN:MAX
     bool resizing = false;         // a grow of it is under way
     std::int64_t last_resize = 0;  // when it last changed size (0: never)
+    // goodput rule: goodput[n] for n = 0..MAX nodes (see above), and the GPUs a node
+    // gives it. A job without a curve (goodput shorter than MAX + 1) neither grows nor
+    // is chosen to shrink before the jobs that have one.
+    std::vector<double> goodput;
+    std::uint32_t gpus_per_node = 1;
 };
 
 struct WaitingJob {
@@ -42,6 +67,7 @@ struct ElasticPolicyInput {
     std::map<std::string, std::uint32_t> idle;  // idle nodes per partition
     std::int64_t now = 0;
     std::uint32_t grow_cooldown_s = 60;
+    double min_gain = 0.5;  // goodput rule: the least goodput per GPU a grow must add
 };
 
 struct ElasticAction {
@@ -52,8 +78,20 @@ struct ElasticAction {
     std::string reason;
 };
 
-// Shrinks first (highest-priority waiting job first), then grows (highest-priority
-// elastic job first). A job gets at most one action per look.
-std::vector<ElasticAction> plan_elastic(const ElasticPolicyInput &in);
+enum class ElasticRule { kPriority, kGoodput };
+// "priority" or "goodput"; nothing for any other name.
+std::optional<ElasticRule> elastic_rule(std::string_view name);
+std::string_view to_string(ElasticRule rule);
+
+// Shrinks first (highest-priority waiting job first), then grows. A job gets at most one
+// action per look.
+std::vector<ElasticAction> plan_elastic(const ElasticPolicyInput &in,
+                                        ElasticRule rule = ElasticRule::kPriority);
+
+// What one more node gives job j, per GPU of it: (goodput[n + 1] - goodput[n]) / GPUs;
+// nothing without a curve or at MAX.
+std::optional<double> gain_per_gpu(const ElasticJob &j);
+// What its last node gives it, per GPU: nothing without a curve or at MIN.
+std::optional<double> loss_per_gpu(const ElasticJob &j);
 
 }  // namespace slurm_ai

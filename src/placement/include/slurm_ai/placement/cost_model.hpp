@@ -40,6 +40,15 @@ struct CommEstimate {
     std::vector<std::pair<std::string, double>> terms;  // named parts of the estimate
 };
 
+// How long one step of a job keeps a switch's uplinks busy: the larger of the bytes the
+// job sends up out of the switch and down into it, over the uplinks' capacity (after
+// efficiency), for the algorithm the estimate chose. Divided by the job's step time it is
+// the share of those uplinks the job takes from everyone else (ClusterState::uplink_load).
+struct UplinkUse {
+    int switch_node = -1;  // a Fabric::nodes index
+    double busy_s = 0;
+};
+
 class CostModel {
   public:
     explicit CostModel(const ClusterGraph &graph, CostConstants constants = {});
@@ -48,6 +57,9 @@ class CostModel {
     // the uplink load of other jobs.
     CommEstimate estimate(const JobDemand &demand, const Placement &placement,
                           const ClusterState *state = nullptr) const;
+    // The uplinks the job's communication crosses on this placement, one entry per
+    // switch (in switch order), on an otherwise idle fabric.
+    std::vector<UplinkUse> uplink_use(const JobDemand &demand, const Placement &placement) const;
 
     const ClusterGraph &graph() const { return *graph_; }
     const CostConstants &constants() const { return constants_; }
