@@ -144,7 +144,7 @@ void Run::resize(int j, double t, const std::vector<int> &hosts, double pause_s)
     const SimJob &job = jobs_[j];
     // The job checkpoints where it is, stops and starts again on the new hosts.
     const double done = std::min(job.work_s, progress(s, t));
-    release(j, t);
+    const bool crossed = release(j, t);
     ++s.epoch;
     const JobDemand d = demand_at_size(job.demand, static_cast<std::uint32_t>(hosts.size()));
     Placement p = job_placement(graph_, d, hosts, &state_);
@@ -159,6 +159,8 @@ void Run::resize(int j, double t, const std::vector<int> &hosts, double pause_s)
     restart_progress(j, t, done, pause_s);
     result_.jobs[j].hosts = s.nodes;
     retime(t, j);
+    if (crossed && s.uplinks.empty())  // it no longer loads the uplinks the others share
+        retime(t, -1);
     result_.jobs[j].step = s.alone;
     changed_ = bf_dirty_ = true;
 }

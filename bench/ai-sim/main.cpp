@@ -335,6 +335,9 @@ int main(int argc, char **argv) {
     ReportOptions ro;
     report->add_option("--out", ro.markdown, "Markdown file to write")->required();
     report->add_option("--img", ro.image_dir, "Directory for the SVG figures")->required();
+    report->add_option("--json", ro.json,
+                       "Also write every figure as JSON: {\"scenarios\":[{\"name\":..., "
+                       "\"policies\":[{\"policy\":..., \"mean_jct_h\":...}]}]}");
     report->add_option("--img-link", ro.image_link,
                        "How the markdown links the figures (default: relative to --out)");
     report->add_option("--seeds", ro.seeds, "Seeds of the failure experiment")

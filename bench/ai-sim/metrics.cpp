@@ -36,7 +36,7 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
     Summary s;
     s.policy = run.policy;
     s.jobs = static_cast<int>(run.jobs.size());
-    std::vector<double> jct, wait, share, eff, slow;
+    std::vector<double> jct, wait, share, eff, slow, loaded;
     double last_end = run.window_start_s;
     int split = 0;
     for (const auto &j : run.jobs) {
@@ -53,6 +53,7 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
             share.push_back(j.step.comm_share());
             eff.push_back(j.step.efficiency());
             slow.push_back(j.step.slowdown());
+            loaded.push_back(j.contention);
             const int fewest = (j.gpus + max_gpus_per_host - 1) / std::max(max_gpus_per_host, 1);
             split += j.hosts > fewest;
         }
@@ -65,6 +66,11 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
     s.comm_share = mean(share);
     s.efficiency = mean(eff);
     s.slowdown = mean(slow);
+    s.contention = loaded.empty() ? 1 : mean(loaded);
+    for (const auto &j : run.jobs)
+        s.elastic_jobs += j.elastic;
+    s.grows = run.grows;
+    s.shrinks = run.shrinks;
     s.split_share = share.empty() ? 0 : static_cast<double>(split) / share.size();
     const double window = run.window_end_s - run.window_start_s;
     s.utilisation = window > 0 ? run.busy_gpu_s_in_window / (window * run.cluster_gpus) : 0;
@@ -88,6 +94,45 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
                 f.lost_gpu_s[static_cast<std::size_t>(r)] / 3600;
     }
     return s;
+}
+
+Summary mean_of(const std::vector<Summary> &runs) {
+    Summary m;
+    if (runs.empty())
+        return m;
+    m.policy = runs.front().policy;
+    m.contention = 0;
+    const double n = static_cast<double>(runs.size());
+    for (const Summary &x : runs) {
+        m.jobs += x.jobs;
+        m.finished += x.finished;
+        m.mean_jct_h += x.mean_jct_h / n;
+        m.p99_jct_h += x.p99_jct_h / n;
+        m.mean_wait_h += x.mean_wait_h / n;
+        m.p99_wait_h += x.p99_wait_h / n;
+        m.multi_gpu_jobs += x.multi_gpu_jobs;
+        m.comm_share += x.comm_share / n;
+        m.efficiency += x.efficiency / n;
+        m.slowdown += x.slowdown / n;
+        m.split_share += x.split_share / n;
+        m.utilisation += x.utilisation / n;
+        m.useful += x.useful / n;
+        m.fragmentation += x.fragmentation / n;
+        m.makespan_h += x.makespan_h / n;
+        m.contention += x.contention / n;
+        for (std::size_t k = 0; k < 3; ++k)
+            m.sources[k] += x.sources[k];
+        m.elastic_jobs += x.elastic_jobs;
+        m.grows += x.grows;
+        m.shrinks += x.shrinks;
+        m.failures += x.failures;
+        m.failures_stopping_jobs += x.failures_stopping_jobs;
+        m.failures_stopping_several += x.failures_stopping_several;
+        m.jobs_stopped += x.jobs_stopped;
+        for (std::size_t r = 0; r < kRegimes; ++r)
+            m.lost_gpu_h[r] += x.lost_gpu_h[r] / n;
+    }
+    return m;
 }
 
 }  // namespace slurm_ai::sim

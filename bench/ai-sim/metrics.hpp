@@ -25,6 +25,8 @@ struct Summary {
     double fragmentation = 0;      // mean share of the GPUs free but unusable, while jobs wait
     double makespan_h = 0;         // first submission to last completion
     std::array<int, 3> sources{};  // jobs by StepSource
+    double contention = 1;         // mean over multi-GPU jobs of step with / without others
+    int elastic_jobs = 0, grows = 0, shrinks = 0;
     // Failures:
     int failures = 0, failures_stopping_jobs = 0, failures_stopping_several = 0;
     int jobs_stopped = 0;
@@ -34,6 +36,8 @@ struct Summary {
 
 // max_gpus_per_host decides what "the fewest hosts" is.
 Summary summarize(const RunResult &run, int max_gpus_per_host);
+// The mean of each figure over runs of one policy on several workloads (counts: sums).
+Summary mean_of(const std::vector<Summary> &runs);
 
 double percentile(std::vector<double> values, double q);  // nearest rank; 0 when empty
 

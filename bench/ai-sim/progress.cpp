@@ -125,7 +125,7 @@ void Run::retime(double t, int changed) {
             s.uplinks = engine_.cost_model().uplink_use(s.demand, s.placement);
         s.step = s.alone;
     }
-    if (!opt_.contention) {
+    if (!opt_.contention || (changed >= 0 && js_[changed].uplinks.empty())) {
         if (changed >= 0)
             set_rate(changed, t);
         return;
@@ -188,8 +188,6 @@ void Run::retime(double t, int changed) {
         s.step.comm_s = s.alone.comm_s + (step[i] - s.alone.step_s);
         set_rate(crossing[i], t);
     }
-    if (changed >= 0 && js_[changed].uplinks.empty())
-        set_rate(changed, t);
 }
 
 }  // namespace slurm_ai::sim::detail

@@ -11,6 +11,7 @@ struct ReportOptions {
     std::string markdown;    // file to write
     std::string image_dir;   // directory for the figures
     std::string image_link;  // how the markdown refers to that directory
+    std::string json;        // also every figure as JSON here (empty: not)
     int seeds = 20;          // of the failure experiment
     int threads = 2;
     bool quick = false;  // small scenarios, for the test that the command works

@@ -103,7 +103,9 @@ class Run {
     void push(double t, EventKind kind, int subject, long tag = 0);
     void submit(int j, double t);
     void start(int j, double t, Placement p, const JobDemand &demand);
-    void release(int j, double t);
+    // Gives the job's GPUs back; true when its traffic crossed uplinks (the others'
+    // contention changes).
+    bool release(int j, double t);
     void finish(int j, double t);
     void stop(int j, double t, FailureResult &record);
     void requeue(int j, double t, double delay);

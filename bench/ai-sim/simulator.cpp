@@ -208,8 +208,9 @@ void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     changed_ = bf_dirty_ = true;
 }
 
-void Run::release(int j, double t) {
+bool Run::release(int j, double t) {
     JobState &s = js_[j];
+    const bool crossed = !s.uplinks.empty();
     note_running_time(j, t);
     for (std::size_t i = 0; i < s.placement.hosts.size(); ++i) {
         int h = s.placement.hosts[i];
@@ -222,12 +223,13 @@ void Run::release(int j, double t) {
         useful_ -= jobs_[j].gpus * s.marks.back().rate;
     s.marks.clear();
     s.uplinks.clear();
+    return crossed;
 }
 
 void Run::finish(int j, double t) {
     JobResult &r = result_.jobs[j];
-    release(j, t);
-    retime(t, -1);
+    if (release(j, t))
+        retime(t, -1);
     js_[j].status = JobState::Status::kDone;
     r.end_s = t;
     if (js_[j].loaded_s > 0)
@@ -278,7 +280,9 @@ void Run::fail_host(int h, double t) {
     record.t = t;
     record.host = graph_.host_name(h);
     const auto on = host_jobs_[h];  // stop() and shrink_around() edit the list
+    bool crossed = false;
     for (int j : on) {
+        crossed = crossed || !js_[j].uplinks.empty();
         // ai-recover shrinks an elastic job that keeps its MIN around the failed node.
         if (suite_ && opt_.suite.recovery == Recovery::kSuite && shrink_around(j, h, t)) {
             ++record.jobs_stopped;
@@ -286,7 +290,8 @@ void Run::fail_host(int h, double t) {
         }
         stop(j, t, record);
     }
-    retime(t, -1);
+    if (crossed)
+        retime(t, -1);
     result_.failures.push_back(record);
     if (fail_count_[h] == 0)
         failed_hosts_.push_back(h);
