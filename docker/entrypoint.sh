@@ -156,6 +156,9 @@ EOF
     echo "ElasticInterval=1"
     echo "ElasticGrowCooldown=2s"
     echo "ElasticGrowTimeout=30s"
+    echo "# Grow whenever nodes are idle (docker.elastic_grow checks the mechanics of a grow;"
+    echo "# cluster.elastic_goodput checks the goodput rule)."
+    echo "ElasticPolicy=priority"
   } >"$CONF_DIR/ai_select.conf"
 
   echo "include $CONF_DIR/plugstack.conf.d/*.conf" >"$CONF_DIR/plugstack.conf"

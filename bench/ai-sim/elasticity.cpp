@@ -23,27 +23,27 @@ void Run::elastic_tick(double t) {
     }
 }
 
+// The goodput curve ai-elasticd plans with (elastic_plan.hpp's unit: GPUs' worth of
+// computation per second): the cost model's, from elastic_plan's goodput_curve, for a job
+// of no measured model; the measured steps at each size for one of a measured model.
 std::vector<double> Run::goodput_curve(int j) const {
     const SimJob &job = jobs_[j];
+    const auto nodes = static_cast<std::uint32_t>(job.nodes);
+    if (job.model.empty())
+        return slurm_ai::goodput_curve(
+            engine_, job.demand, job.elastic.max_nodes,
+            compute_from_share(engine_, job.demand, nodes, steps_.comm_share()));
     const int g = job.gpus / job.nodes;
+    auto measured = [&](int n) {
+        const std::vector<int> per_host(static_cast<std::size_t>(n), g);
+        return steps_.from_measurements(job.model, job.local_bsz * job.nodes / n, per_host);
+    };
+    const StepEstimate asked = measured(job.nodes);
+    const double compute = (asked.step_s - asked.comm_s) * job.gpus;
     std::vector<double> out(job.elastic.max_nodes + 1, 0.0);
-    const double base = js_[j].base_step_s;
-    for (int n = static_cast<int>(job.elastic.min_nodes); n < static_cast<int>(out.size()); ++n) {
-        double step = 0;
-        if (!job.model.empty()) {
-            const std::vector<int> per_host(static_cast<std::size_t>(n), g);
-            step = steps_.from_measurements(job.model, job.local_bsz * job.nodes / n, per_host).step_s;
-        } else {
-            const auto d = demand_at_size(job.demand, static_cast<std::uint32_t>(n));
-            const JobDemand asked = demand_at_size(job.demand, static_cast<std::uint32_t>(job.nodes));
-            Placement ideal;
-            ideal.comm_s = ideal.lower_bound_s = engine_.lower_bound(d);
-            step = steps_
-                       .from_cost_model(ideal, engine_.lower_bound(asked),
-                                        static_cast<double>(job.nodes) / n)
-                       .step_s;
-        }
-        out[static_cast<std::size_t>(n)] = step > 0 ? job.gpus * base / step : 0;
+    for (int n = 1; n < static_cast<int>(out.size()); ++n) {
+        const double step = measured(n).step_s;
+        out[static_cast<std::size_t>(n)] = step > 0 ? compute / step : 0;
     }
     return out;
 }

@@ -9,8 +9,10 @@
 //      members are cancelled, the reason in their AdminComment) and, for gangs with
 //      onfail=kill, ends the other members of a gang whose member failed;
 //   4. keeps the view files of elastic and resized jobs in step with slurmctld;
-//   5. with ElasticAuto=yes, shrinks --ai-elastic jobs (down to MIN) for waiting jobs of
-//      higher priority and grows them (up to MAX) into idle nodes (elastic_policy.hpp).
+//   5. with ElasticAuto=yes, resizes --ai-elastic jobs within MIN:MAX by ElasticPolicy:
+//      goodput (waiting jobs first, then idle nodes where they add most goodput) or
+//      priority (shrinks for waiting jobs of higher priority, grows into idle nodes); see
+//      elastic_policy.hpp.
 // Its state file (grows under way, last resizes, gang events handled) makes a restart of
 // the daemon or of slurmctld at any point safe; slurmctld stays the truth.
 //
@@ -35,6 +37,7 @@
 #include <CLI/CLI.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
 #include "slurm_ai/elastic/gang.hpp"
 #include "slurm_ai/job/gang_file.hpp"
@@ -77,10 +80,11 @@ class Daemon {
             log(model_->warning);
         hints_.clear();
         log(fmt::format(
-            "configuration: views in {}, ElasticAuto={}, interval {} s, grow timeout "
-            "{} s, cooldown {} s",
-            model_->view_dir, model_->config.elastic.auto_resize ? "yes" : "no", interval(),
-            model_->config.elastic.grow_timeout_s, model_->config.elastic.grow_cooldown_s));
+            "configuration: views in {}, ElasticAuto={}, ElasticPolicy={}, interval {} s, grow "
+            "timeout {} s, cooldown {} s",
+            model_->view_dir, model_->config.elastic.auto_resize ? "yes" : "no",
+            model_->config.elastic.policy, interval(), model_->config.elastic.grow_timeout_s,
+            model_->config.elastic.grow_cooldown_s));
     }
 
     void tick() {
@@ -278,13 +282,23 @@ class Daemon {
         for (const auto &[id, j] : jobs_)
             if (auto parent = expanded_job_of(j.name); parent && (j.pending() || j.running()))
                 resizing.insert(parent);
+        const auto &cfg = model_->config.elastic;
+        const ElasticRule rule = elastic_rule(cfg.policy).value_or(ElasticRule::kGoodput);
+        in.min_gain = cfg.min_gain;
         for (const auto &[id, j] : jobs_) {
             if (j.running() && !expanded_job_of(j.name) && hints_of(j).elastic) {
                 auto last = state_.last_resize.find(id);
-                in.elastic.push_back({id, j.priority, j.partition, j.num_nodes,
-                                      *hints_of(j).elastic, resizing.count(id) > 0,
-                                      last != state_.last_resize.end() ? last->second : 0,
-                                      {}, 1});
+                ElasticJob e;
+                e.job_id = id;
+                e.priority = j.priority;
+                e.partition = j.partition;
+                e.nodes = j.num_nodes;
+                e.spec = *hints_of(j).elastic;
+                e.resizing = resizing.count(id) > 0;
+                e.last_resize = last != state_.last_resize.end() ? last->second : 0;
+                if (rule == ElasticRule::kGoodput)
+                    goodput_of(j, e);
+                in.elastic.push_back(std::move(e));
             } else if (j.pending() && j.priority > 0 && !expanded_job_of(j.name) &&
                        !gangs_waiting_.count(id) &&
                        (j.reason == "Resources" || j.reason == "Priority" || j.reason == "None")) {
@@ -297,13 +311,23 @@ class Daemon {
             if (n.idle)
                 for (const auto &p : n.partitions)
                     ++in.idle[p];
-        auto actions = plan_elastic(in);
+        auto actions = plan_elastic(in, rule);
         if (verbose_) {
             std::string idle;
             for (const auto &[p, n] : in.idle)
                 idle += fmt::format(" {}={}", p, n);
-            log(fmt::format("look: {} elastic job(s), {} waiting, idle:{}; {} action(s)",
-                            in.elastic.size(), in.waiting.size(), idle, actions.size()));
+            log(fmt::format("look ({} rule): {} elastic job(s), {} waiting, idle:{}; {} action(s)",
+                            to_string(rule), in.elastic.size(), in.waiting.size(), idle,
+                            actions.size()));
+            for (const auto &e : in.elastic) {
+                auto gain = gain_per_gpu(e), loss = loss_per_gpu(e);
+                if (!e.goodput.empty())
+                    log(fmt::format("job {}: {} node(s), goodput {:.2f} GPUs' worth; next node "
+                                    "adds {}, last node gives {} per GPU",
+                                    e.job_id, e.nodes, e.goodput[std::min<std::size_t>(e.nodes, e.goodput.size() - 1)],
+                                    gain ? fmt::format("{:.3f}", *gain) : "-",
+                                    loss ? fmt::format("{:.3f}", *loss) : "-"));
+            }
         }
         for (const auto &a : actions) {
             if (a.kind == ElasticAction::Kind::kShrink) {
@@ -323,6 +347,24 @@ class Daemon {
                                 a.nodes, op.expansion_id, a.reason));
             }
         }
+    }
+
+    // The goodput rule's curve of an elastic job (elastic_plan.hpp's goodput_curve): a
+    // step's computation from its --ai-comm compute=, else from ElasticCommShare on its
+    // present nodes; none without the cluster's topology (it then neither grows nor is
+    // the first to shrink).
+    void goodput_of(const JobInfo &j, ElasticJob &e) {
+        if (!model_->engine || j.num_nodes == 0)
+            return;
+        const JobHints &h = hints_of(j);
+        const JobDemand demand = job_demand(j, h);
+        const double compute =
+            h.comm && h.comm->compute_ms
+                ? h.comm->compute_ms / 1e3
+                : compute_from_share(*model_->engine, demand, j.num_nodes,
+                                     model_->config.elastic.comm_share);
+        e.goodput = goodput_curve(*model_->engine, demand, e.spec.max_nodes, compute);
+        e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     }
 
     // What concerns jobs slurmctld no longer knows is history.

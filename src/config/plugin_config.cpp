@@ -166,6 +166,15 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             (key == "elasticinterval"      ? c.elastic.interval_s
              : key == "elasticgrowtimeout" ? c.elastic.grow_timeout_s
                                            : c.elastic.grow_cooldown_s) = d.value();
+        } else if (key == "elasticpolicy") {
+            const std::string v = text::lower(l.value);
+            if (v != "goodput" && v != "priority")
+                return l.error("goodput or priority");
+            c.elastic.policy = v;
+        } else if (key == "elasticmingain") {
+            err = parse_number(l, 0, 1, c.elastic.min_gain);
+        } else if (key == "elasticcommshare") {
+            err = parse_number(l, 0.01, 0.99, c.elastic.comm_share);
         } else {
             return l.error(
                 "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
@@ -173,7 +182,7 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                 "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
                 "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug, "
                 "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
-                "ElasticGrowCooldown");
+                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, ElasticCommShare");
         }
         if (err)
             return *err;

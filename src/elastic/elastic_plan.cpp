@@ -55,6 +55,25 @@ JobDemand demand_at_size(const JobDemand &demand, std::uint32_t nodes) {
     return d;
 }
 
+std::vector<double> goodput_curve(const PlacementEngine &engine, const JobDemand &demand,
+                                  std::uint32_t max_nodes, double compute_gpu_s) {
+    std::vector<double> out(max_nodes + 1, 0.0);
+    for (std::uint32_t n = 1; n <= max_nodes; ++n) {
+        const JobDemand d = demand_at_size(demand, n);
+        const double gpus = std::max<double>(d.total_gpus, n);
+        const double step = compute_gpu_s / gpus + engine.lower_bound(d);
+        out[n] = step > 0 ? compute_gpu_s / step : 0.0;
+    }
+    return out;
+}
+
+double compute_from_share(const PlacementEngine &engine, const JobDemand &demand,
+                          std::uint32_t nodes, double share) {
+    const JobDemand d = demand_at_size(demand, nodes);
+    const double gpus = std::max<double>(d.total_gpus, nodes);
+    return engine.lower_bound(d) * (1 - share) / share * gpus;
+}
+
 Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std::vector<int> hosts,
                         const ClusterState *state) {
     Placement p;

@@ -23,7 +23,8 @@ constexpr std::array<HintOption, 6> kOptions{{
     {"ai-comm", "PATTERN[:key=value,...]",
      "[ai] Communication pattern for placement: allreduce[:bytes=SIZE,algo=ring|tree|"
      "hierarchical|auto], pipeline[:stages=N,bytes=SIZE,microbatches=N], "
-     "tp[:size=N,bytes=SIZE], moe[:experts=N,bytes=SIZE], ps[:servers=N,bytes=SIZE], none"},
+     "tp[:size=N,bytes=SIZE], moe[:experts=N,bytes=SIZE], ps[:servers=N,bytes=SIZE], none; "
+     "every pattern but none also takes compute=TIME, a step's computation on one GPU"},
     {"ai-dag", "FILE", "[ai] Task DAG of the job (JSON, absolute path) for placement"},
     {"ai-elastic", "MIN:MAX[:signal=SIG]",
      "[ai] Run elastically on MIN to MAX nodes; SIG tells the job of every resize"},
@@ -50,29 +51,29 @@ struct PatternDef {
     std::array<CountKey, 2> counts;
 };
 constexpr std::array<PatternDef, 6> kPatterns{{
-    {"allreduce", CommPattern::kAllReduce, "bytes, algo", true, true, {}},
+    {"allreduce", CommPattern::kAllReduce, "bytes, algo, compute", true, true, {}},
     {"pipeline",
      CommPattern::kPipeline,
-     "stages, bytes, microbatches",
+     "stages, bytes, microbatches, compute",
      true,
      false,
      {{{"stages", &CommSpec::stages, 2, 4096},
        {"microbatches", &CommSpec::microbatches, 1, 1 << 20}}}},
     {"tp",
      CommPattern::kTensorParallel,
-     "size, bytes",
+     "size, bytes, compute",
      true,
      false,
      {{{"size", &CommSpec::tp_size, 2, 1024}}}},
     {"moe",
      CommPattern::kMoE,
-     "experts, bytes",
+     "experts, bytes, compute",
      true,
      false,
      {{{"experts", &CommSpec::experts, 2, 1 << 20}}}},
     {"ps",
      CommPattern::kParameterServer,
-     "servers, bytes",
+     "servers, bytes, compute",
      true,
      false,
      {{{"servers", &CommSpec::servers, 1, 4096}}}},
@@ -231,6 +232,36 @@ Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view te
     return static_cast<std::uint32_t>(v * scale);
 }
 
+namespace {
+
+// A step's computation: "250ms", "1.5s", "2" (seconds), "1m"; to whole milliseconds.
+Parsed<std::uint32_t> parse_compute(std::string_view field, std::string_view text) {
+    static const std::string kExpected =
+        "a time from 1ms to 1h such as 250ms, 1.5s or 2 (seconds)";
+    auto t = trim(text);
+    std::size_t i = 0;
+    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.'))
+        ++i;
+    std::string number(t.substr(0, i));
+    char *end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (i == 0 || end != number.c_str() + number.size() || !std::isfinite(v))
+        return error(field, text, kExpected);
+    const std::string unit = lower(trim(t.substr(i)));
+    const double ms = unit == "ms"                 ? v
+                      : unit.empty() || unit == "s" ? v * 1e3
+                      : unit == "m"                 ? v * 60e3
+                      : unit == "h"                 ? v * 3600e3
+                                                    : -1;
+    if (ms < 0)
+        return error(field, text, kExpected);
+    if (ms < 1 || ms > 3600e3)
+        return error(field, text, kExpected);
+    return static_cast<std::uint32_t>(std::llround(ms));
+}
+
+}  // namespace
+
 Parsed<CommSpec> parse_comm(std::string_view text) {
     const std::string_view field = "--ai-comm";
     auto t = trim(text);
@@ -261,6 +292,11 @@ Parsed<CommSpec> parse_comm(std::string_view text) {
             if (!size)
                 return size.error();
             spec.bytes = size.value();
+        } else if (key == "compute" && def->pattern != CommPattern::kNone) {
+            auto ms = parse_compute(kfield, val);
+            if (!ms)
+                return ms.error();
+            spec.compute_ms = ms.value();
         } else if (key == "algo" && def->has_algo) {
             std::string a = lower(val);
             if (a != "ring" && a != "tree" && a != "hierarchical" && a != "auto")

@@ -72,6 +72,8 @@ void to_json(nlohmann::json &j, const JobHints &h) {
             o["servers"] = c.servers;
         if (!c.algo.empty())
             o["algo"] = c.algo;
+        if (c.compute_ms)
+            o["compute_ms"] = c.compute_ms;
     }
     if (h.dag_file)
         j["dag_file"] = *h.dag_file;
@@ -119,6 +121,7 @@ void from_json(const nlohmann::json &j, JobHints &h) {
         c.experts = o.value("experts", 0u);
         c.servers = o.value("servers", 0u);
         c.algo = o.value("algo", std::string());
+        c.compute_ms = o.value("compute_ms", 0u);
         h.comm = c;
     }
     if (j.contains("dag_file"))

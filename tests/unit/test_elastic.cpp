@@ -342,7 +342,8 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
           "[elastic][config]") {
     auto c = parse_plugin_config(
         "ElasticViewDir=/shared/views\nElasticAuto=no\nElasticInterval=2\n"
-        "ElasticGrowTimeout=2m\nElasticGrowCooldown=30s\n",
+        "ElasticGrowTimeout=2m\nElasticGrowCooldown=30s\nElasticPolicy=Priority\n"
+        "ElasticMinGain=0.25\nElasticCommShare=0.3\n",
         "/etc/slurm/ai_select.conf", "/etc/slurm/topology.conf");
     REQUIRE(c.ok());
     CHECK(c->elastic.view_dir == "/shared/views");
@@ -350,6 +351,15 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
     CHECK(c->elastic.interval_s == 2);
     CHECK(c->elastic.grow_timeout_s == 120);
     CHECK(c->elastic.grow_cooldown_s == 30);
+    CHECK(c->elastic.policy == "priority");
+    CHECK(c->elastic.min_gain == 0.25);
+    CHECK(c->elastic.comm_share == 0.3);
+    for (const char *bad : {"ElasticPolicy=fastest\n", "ElasticMinGain=2\n", "ElasticCommShare=0\n"}) {
+        auto b = parse_plugin_config(bad, "a.conf", "t.conf");
+        REQUIRE_FALSE(b.ok());
+        CHECK(b.error().line == 1);
+        CHECK_THAT(b.error().message(), Catch::Contains(std::string(bad).substr(0, 10)));
+    }
     auto rel = parse_plugin_config("ElasticViewDir=views\n", "a.conf", "t.conf");
     REQUIRE_FALSE(rel.ok());
     CHECK(rel.error().field == "ElasticViewDir");
@@ -364,7 +374,8 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
     std::ifstream f(std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf");
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     for (const char *key : {"ElasticViewDir", "ElasticAuto", "ElasticInterval",
-                            "ElasticGrowTimeout", "ElasticGrowCooldown"})
+                            "ElasticGrowTimeout", "ElasticGrowCooldown", "ElasticPolicy",
+                            "ElasticMinGain", "ElasticCommShare"})
         CHECK_THAT(text, Catch::Contains(key));
 }
 

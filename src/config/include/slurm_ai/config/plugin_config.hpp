@@ -32,6 +32,10 @@
 //   ElasticInterval=DURATION  how often ai-elasticd looks at the cluster (default 5s)
 //   ElasticGrowTimeout=DURATION  how long an expansion job may wait to start (default 60s)
 //   ElasticGrowCooldown=DURATION  least time between automatic grows of a job (default 60s)
+//   ElasticPolicy=goodput|priority  ai-elasticd's rule (elastic_policy.hpp; default goodput)
+//   ElasticMinGain=X          goodput: the least goodput per GPU a grow must add (default 0.5)
+//   ElasticCommShare=X        goodput, for a job without --ai-comm compute=: the share of its
+//                             step that is communication on its present nodes (default 0.5)
 // Relative paths are taken from the directory of the configuration file.
 #pragma once
 
@@ -56,6 +60,9 @@ struct ElasticConfig {
     std::uint32_t interval_s = 5;
     std::uint32_t grow_timeout_s = 60;
     std::uint32_t grow_cooldown_s = 60;
+    std::string policy = "goodput";  // or "priority"
+    double min_gain = 0.5;
+    double comm_share = 0.5;
     bool operator==(const ElasticConfig &) const = default;
 };
 

@@ -29,6 +29,18 @@ JobDemand demand_at_size(const JobDemand &demand, std::uint32_t nodes);
 Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std::vector<int> hosts,
                         const ClusterState *state = nullptr);
 
+// A job's goodput on 0..max_nodes nodes, for ai-elasticd's goodput rule
+// (elastic_policy.hpp): the GPUs' worth of computation it does per second, compute_gpu_s /
+// step(n), with step(n) = compute_gpu_s / (its GPUs on n nodes) + its communication on the
+// ideal placement of n nodes (PlacementEngine::lower_bound). compute_gpu_s is a step's
+// computation on one GPU: strong scaling, the global batch stays what it is. Entry 0 is 0.
+std::vector<double> goodput_curve(const PlacementEngine &engine, const JobDemand &demand,
+                                  std::uint32_t max_nodes, double compute_gpu_s);
+// The computation a step holds (on one GPU, seconds) when communication is `share` of it
+// on the ideal placement of `nodes` nodes: for a job that does not say (--ai-comm compute=).
+double compute_from_share(const PlacementEngine &engine, const JobDemand &demand,
+                          std::uint32_t nodes, double share);
+
 struct ResizeChoice {
     std::vector<int> hosts;  // added (grow) or released (shrink), in the order chosen
     double comm_before_s = 0;

@@ -37,6 +37,9 @@ struct CommSpec {
     std::uint32_t experts = 0;       // moe: number of experts
     std::uint32_t servers = 0;       // ps: number of parameter servers
     std::string algo;                // allreduce: ring | tree | hierarchical | auto ("" = auto)
+    // The computation of one step on one GPU, ms (0: not given). On n GPUs a step
+    // computes compute_ms / n: ai-elasticd's goodput rule weighs resizes with it.
+    std::uint32_t compute_ms = 0;
     bool operator==(const CommSpec &) const = default;
 };
 
