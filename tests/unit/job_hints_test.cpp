@@ -29,6 +29,32 @@ TEST_CASE("comm option accepts each pattern with its keys", "[hints]") {
     CHECK(parse_comm("allreduce:algo=auto")->algo.empty());
 }
 
+TEST_CASE("comm option: compute= is a step's computation on one GPU, in ms", "[hints]") {
+    CHECK(parse_comm("allreduce:bytes=1G,compute=1.6s")->compute_ms == 1600);
+    CHECK(parse_comm("allreduce:compute=250ms")->compute_ms == 250);
+    CHECK(parse_comm("pipeline:stages=4,compute=2")->compute_ms == 2000);
+    CHECK(parse_comm("tp:size=8,compute=1m")->compute_ms == 60000);
+    CHECK(parse_comm("allreduce")->compute_ms == 0);
+    for (const char *bad : {"allreduce:compute=0", "allreduce:compute=2h", "allreduce:compute=fast",
+                            "allreduce:compute=5d", "allreduce:compute=-1s", "none:compute=1s"}) {
+        auto r = parse_comm(bad);
+        INFO(bad);
+        REQUIRE_FALSE(r.ok());
+    }
+    auto e = parse_comm("moe:compute=3x");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().value == "3x");
+    CHECK_THAT(e.error().field, Catch::Contains("compute"));
+    // It survives the job record's JSON.
+    JobHints h;
+    h.comm = *parse_comm("allreduce:compute=750ms");
+    nlohmann::json j = h;
+    JobHints back;
+    from_json(j, back);
+    REQUIRE(back.comm);
+    CHECK(back.comm->compute_ms == 750);
+}
+
 TEST_CASE("comm option rejects bad values naming the field", "[hints]") {
     auto bad = parse_comm("allgather");
     REQUIRE_FALSE(bad.ok());
