@@ -147,8 +147,8 @@ void add_scenario_options(CLI::App &app, Cli &c) {
                  "Jobs share the leaves' uplinks: each job's communication slows with the "
                  "others' traffic (every policy); the engine places with it in view");
     app.add_option("--elastic-share", s.jobs.elastic_share,
-                   "Share of the jobs that can be elastic submitted with --ai-elastic "
-                   "(-N MIN-n, MIN:MAX = n/2:2n)")
+                   "Share of the jobs that can be elastic submitted elastic "
+                   "(-N n/2-n, MIN:MAX = n/2:2n)")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     app.add_option("--suite-elastic", c.elastic_rule,
