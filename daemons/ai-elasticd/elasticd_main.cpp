@@ -350,7 +350,7 @@ class Daemon {
     }
 
     // The goodput rule's curve of an elastic job (elastic_plan.hpp's goodput_curve): a
-    // step's computation from its --ai-comm compute=, else from ElasticCommShare on its
+    // step's computation from its --ai-comm compute=, else from CommShare on its
     // present nodes; none without the cluster's topology (it then neither grows nor is
     // the first to shrink).
     void goodput_of(const JobInfo &j, ElasticJob &e) {
@@ -362,7 +362,7 @@ class Daemon {
             h.comm && h.comm->compute_ms
                 ? h.comm->compute_ms / 1e3
                 : compute_from_share(*model_->engine, demand, j.num_nodes,
-                                     model_->config.elastic.comm_share);
+                                     model_->config.comm_share);
         e.goodput = goodput_curve(*model_->engine, demand, e.spec.max_nodes, compute);
         e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     }

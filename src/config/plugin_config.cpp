@@ -173,8 +173,8 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             c.elastic.policy = v;
         } else if (key == "elasticmingain") {
             err = parse_number(l, 0, 1, c.elastic.min_gain);
-        } else if (key == "elasticcommshare") {
-            err = parse_number(l, 0.01, 0.99, c.elastic.comm_share);
+        } else if (key == "commshare") {
+            err = parse_number(l, 0.01, 0.99, c.comm_share);
         } else {
             return l.error(
                 "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
@@ -182,7 +182,7 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                 "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
                 "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug, "
                 "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
-                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, ElasticCommShare");
+                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare");
         }
         if (err)
             return *err;

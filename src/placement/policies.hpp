@@ -48,6 +48,12 @@ int take_hosts(const SearchContext &c, const std::vector<int> &hosts, int wanted
 // largest; within a leaf the hosts that fit most tightly.
 std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit);
 
+// The tightest subtree that holds the job again, its leaves taken least loaded first
+// (ClusterState::uplink_load: other jobs' traffic on their uplinks), then as above: the
+// rival that keeps a job off uplinks other jobs fill. Nothing when no eligible leaf
+// carries any load, or when it would take the same hosts as best fit.
+std::optional<SubtreeFit> fitting_unloaded(const SearchContext &c, const SubtreeFit &best_fit);
+
 // Candidates by multi-node NVLink domain (fabrics that have them, jobs of whole hosts):
 // the smallest domains that hold the whole job, healthy ones first, then the job over
 // as few domains as hold it in whole groups of group_hosts, healthy and fullest first.

@@ -36,6 +36,8 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     auto fits = fitting_subtrees(c, 1 + e.options().rival_subtrees);
     if (fits.empty())
         return std::nullopt;
+    if (auto unloaded = fitting_unloaded(c, fits.front()))
+        fits.push_back(std::move(*unloaded));
     for (auto &fit : fitting_domains(c, 1 + e.options().rival_subtrees))
         fits.push_back(std::move(fit));
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the

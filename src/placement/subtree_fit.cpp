@@ -139,6 +139,50 @@ std::vector<SubtreeFit> fitting_subtrees(const SearchContext &c, int limit) {
     return fits;
 }
 
+std::optional<SubtreeFit> fitting_unloaded(const SearchContext &c, const SubtreeFit &best_fit) {
+    const ClusterGraph &g = c.engine.graph();
+    std::map<int, std::vector<int>> at_leaf;
+    std::map<int, int> leaf_cap;
+    bool loaded = false;
+    for (int leaf : g.leaves_below(best_fit.switch_node))
+        for (int h : g.hosts_at_leaf(leaf))
+            if (c.capacity[h] > 0) {
+                at_leaf[leaf].push_back(h);
+                leaf_cap[leaf] += c.capacity[h];
+                loaded = loaded || c.state.uplink_load[leaf] > 0;
+            }
+    if (!loaded)
+        return std::nullopt;
+    std::vector<int> leaves;
+    for (const auto &[leaf, cap] : leaf_cap)
+        leaves.push_back(leaf);
+    // Least loaded first; among equals the smallest leaf that finishes the job, else the
+    // largest, as fitting_subtrees takes them.
+    SubtreeFit fit{best_fit.switch_node, best_fit.level, best_fit.capacity, {}};
+    int remaining = need(c);
+    while (remaining > 0 && !leaves.empty()) {
+        const double least = c.state.uplink_load[*std::min_element(
+            leaves.begin(), leaves.end(),
+            [&](int a, int b) { return c.state.uplink_load[a] < c.state.uplink_load[b]; })];
+        int pick = -1;
+        for (int leaf : leaves)
+            if (c.state.uplink_load[leaf] <= least + 1e-12 && leaf_cap[leaf] >= remaining &&
+                (pick < 0 || leaf_cap[leaf] < leaf_cap[pick]))
+                pick = leaf;
+        if (pick < 0)
+            for (int leaf : leaves)
+                if (c.state.uplink_load[leaf] <= least + 1e-12 &&
+                    (pick < 0 || leaf_cap[leaf] > leaf_cap[pick]))
+                    pick = leaf;
+        remaining -= take_hosts(c, at_leaf[pick], remaining, fit.hosts);
+        leaves.erase(std::find(leaves.begin(), leaves.end(), pick));
+    }
+    if (remaining > 0 || fit.hosts == best_fit.hosts ||
+        (c.max_hosts > 0 && static_cast<int>(fit.hosts.size()) > c.max_hosts))
+        return std::nullopt;
+    return fit;
+}
+
 std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
     const ClusterGraph &g = c.engine.graph();
     const int domains = static_cast<int>(g.fabric().nvlink_domains.size());

@@ -210,6 +210,7 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
     for (const auto &[name, hist] : failures_)
         if (int h = l.graph.host_index(name); h >= 0)
             state.failures[h] = failures(name, t);
+    add_uplink_load(state);
     return state;
 }
 
@@ -325,6 +326,8 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
                                   const std::string &stock_nodes, NodeRange slurm) {
     if (state_dir.empty())
         throw std::runtime_error("StateSaveLocation is not set");
+    if (loaded_)
+        note_running(job_id, nodes, gpus, options(job_id, env));
     // Called again for running jobs when slurmctld restarts: the record written at the
     // job's start stays, decision and all.
     if (!decisions_.count(job_id) && std::filesystem::exists(job_record_path(state_dir, job_id)))
@@ -388,6 +391,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
 
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
+    uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);
     options_.forget(job_id);
     // A member that ends (or is cancelled) before its gang started frees its plan's nodes.

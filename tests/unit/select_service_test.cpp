@@ -386,3 +386,40 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     CHECK_THAT(bad.error().message(), Catch::Contains("79.json"));
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("running jobs' uplink load steers the next placement off their leaves",
+          "[service][contention]") {
+    // Four leaves of two hosts. A running job on g1 and g3 all-reduces 8 GiB a step across
+    // leaf1's and leaf2's uplinks; with CommShare 0.5 it takes about a fifth of them (its
+    // uplinks are busy 0.86 s of a 3.76 s step). One host is left on each leaf: a new
+    // 2-node job, which must cross leaves, takes the two on the unloaded leaves.
+    auto dir = temp_dir();
+    std::string conf;
+    for (int l = 1; l <= 4; ++l)
+        conf += "SwitchName=leaf" + std::to_string(l) + " Nodes=g[" + std::to_string(2 * l - 1) +
+                "-" + std::to_string(2 * l) + "] LinkSpeed=100\n";
+    write(dir + "/four-leaves.conf", conf + "SwitchName=spine Switches=leaf[1-4] LinkSpeed=100\n");
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    const std::vector<std::string> eight{"g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8"};
+    SelectService s;
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", dir + "/four-leaves.conf", eight));
+    std::vector<SelectNode> view(8, SelectNode{true, 0xf, 1, 0});
+    for (int busy : {0, 2, 4, 6})  // g1, g3 (the running job), g5, g7 (others)
+        view[busy] = SelectNode{false, 0, 1, 0};
+    SelectJob job{21, 2, 2, 4, 8, 8, 0, {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"}};
+
+    // Alone, any two of g2, g4, g6, g8 cost the same: best fit's first, g2 and g4.
+    auto alone = s.decide(job, view);
+    REQUIRE(alone.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(alone.nodes == std::vector<int>{1, 3});
+
+    const std::vector<const char *> heavy{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=8G"};
+    s.record(dir, 20, "g[1,3]", "g1:0,1,2,3 g3:0,1,2,3", heavy, "");
+    auto loaded = s.decide(job, view);
+    REQUIRE(loaded.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(loaded.nodes == std::vector<int>{5, 7});  // g6 and g8
+    // Once the running job ends its load goes with it.
+    s.forget(20);
+    CHECK(s.decide(job, view).nodes == alone.nodes);
+    std::filesystem::remove_all(dir);
+}

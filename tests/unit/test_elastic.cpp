@@ -343,7 +343,7 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
     auto c = parse_plugin_config(
         "ElasticViewDir=/shared/views\nElasticAuto=no\nElasticInterval=2\n"
         "ElasticGrowTimeout=2m\nElasticGrowCooldown=30s\nElasticPolicy=Priority\n"
-        "ElasticMinGain=0.25\nElasticCommShare=0.3\n",
+        "ElasticMinGain=0.25\nCommShare=0.3\n",
         "/etc/slurm/ai_select.conf", "/etc/slurm/topology.conf");
     REQUIRE(c.ok());
     CHECK(c->elastic.view_dir == "/shared/views");
@@ -353,8 +353,8 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
     CHECK(c->elastic.grow_cooldown_s == 30);
     CHECK(c->elastic.policy == "priority");
     CHECK(c->elastic.min_gain == 0.25);
-    CHECK(c->elastic.comm_share == 0.3);
-    for (const char *bad : {"ElasticPolicy=fastest\n", "ElasticMinGain=2\n", "ElasticCommShare=0\n"}) {
+    CHECK(c->comm_share == 0.3);
+    for (const char *bad : {"ElasticPolicy=fastest\n", "ElasticMinGain=2\n", "CommShare=0\n"}) {
         auto b = parse_plugin_config(bad, "a.conf", "t.conf");
         REQUIRE_FALSE(b.ok());
         CHECK(b.error().line == 1);
@@ -375,7 +375,7 @@ TEST_CASE("ai_select.conf's elastic keys, and contrib documents them at their de
     std::string text((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
     for (const char *key : {"ElasticViewDir", "ElasticAuto", "ElasticInterval",
                             "ElasticGrowTimeout", "ElasticGrowCooldown", "ElasticPolicy",
-                            "ElasticMinGain", "ElasticCommShare"})
+                            "ElasticMinGain", "CommShare"})
         CHECK_THAT(text, Catch::Contains(key));
 }
 

@@ -25,6 +25,10 @@
 //   CostInterEfficiency=X     the cost model's constants (see docs/cost-model.md)
 //   RiskHostPerDay=X, RiskSwitchPerDay=X, RiskDomainPerDay=X   failure rates of the risk
 //                             model (a host, a leaf switch, an NVLink domain)
+//   CommShare=X               for a job without --ai-comm compute=: the share of its step
+//                             that is communication on its nodes (default 0.5); the plugin
+//                             weighs running jobs' uplink load by it, ai-elasticd their
+//                             goodput
 //   Debug=yes|no              log what plain cons_tres would have chosen (default no)
 //   ElasticViewDir=PATH       where resized jobs find their node list, host file and
 //                             world size (default <StateSaveLocation>/ai_elastic/views)
@@ -34,8 +38,6 @@
 //   ElasticGrowCooldown=DURATION  least time between automatic grows of a job (default 60s)
 //   ElasticPolicy=goodput|priority  ai-elasticd's rule (elastic_policy.hpp; default goodput)
 //   ElasticMinGain=X          goodput: the least goodput per GPU a grow must add (default 0.5)
-//   ElasticCommShare=X        goodput, for a job without --ai-comm compute=: the share of its
-//                             step that is communication on its present nodes (default 0.5)
 // Relative paths are taken from the directory of the configuration file.
 #pragma once
 
@@ -62,7 +64,6 @@ struct ElasticConfig {
     std::uint32_t grow_cooldown_s = 60;
     std::string policy = "goodput";  // or "priority"
     double min_gain = 0.5;
-    double comm_share = 0.5;
     bool operator==(const ElasticConfig &) const = default;
 };
 
@@ -73,6 +74,7 @@ struct PluginConfig {
     CostConstants cost;
     RiskConstants risk;
     std::optional<CommSpec> default_comm;
+    double comm_share = 0.5;  // CommShare
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
     bool debug = false;

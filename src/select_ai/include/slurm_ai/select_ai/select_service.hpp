@@ -157,6 +157,15 @@ class SelectService {
     std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
     std::map<std::string, GangRecord> gangs_;     // gang key -> last verdict
     bool gangs_dirty_ = false;
+
+    // Running jobs' shares of the uplinks their traffic crosses, (switch, share of its
+    // capacity) each: what the engine sees as other jobs' load (ClusterState::
+    // uplink_load). select_uplinks.cpp.
+    std::map<std::uint32_t, std::vector<std::pair<int, double>>> uplink_shares_;
+    // A job that starts (or runs at a restart) on `nodes` with `gpus` ("n1:0,1 n2:2,3").
+    void note_running(std::uint32_t job_id, const std::string &nodes, const std::string &gpus,
+                      const JobOptions &options);
+    void add_uplink_load(ClusterState &state) const;
 };
 
 // A gang plan that none of its members has started on within this time is dropped, so
