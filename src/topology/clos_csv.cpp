@@ -19,7 +19,6 @@ namespace {
 
 constexpr std::size_t kMaxHosts = std::size_t{1} << 20;
 constexpr std::size_t kMaxColumns = 16;
-constexpr std::size_t kNameMax = 64;
 
 std::vector<std::string_view> split(std::string_view line) {
     std::vector<std::string_view> out;
@@ -96,7 +95,7 @@ Parsed<Fabric> parse_clos_csv(std::string_view text, std::string_view source, do
         row.line = lines.number();
         for (std::size_t c = 0; c < cells.size(); ++c) {
             std::string value(cells[c]);
-            if (!is_host_name(value) || value.size() > kNameMax)
+            if (!is_host_name(value) || value.size() > kSlurmNameMax)
                 return error(columns[c], value, name_rule("a name"), row.line);
             (c == 0 ? row.host : row.path.emplace_back()) = std::move(value);
         }
@@ -139,7 +138,7 @@ Parsed<Fabric> parse_clos_csv(std::string_view text, std::string_view source, do
         int parent = -1;
         for (std::size_t c = 0; c < levels; ++c) {
             std::string name = qualified[c] ? r.path[c - 1] + "-" + r.path[c] : r.path[c];
-            if (name.size() > kNameMax)  // Slurm's limit on a switch name
+            if (name.size() > kSlurmNameMax)  // Slurm's limit on a switch name
                 return error(columns[c + 1], name,
                              "a switch name of at most 64 characters, its parent's name and '-' "
                              "included (this column repeats names under different parents)",

@@ -11,16 +11,8 @@
 #include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
-namespace {
-
-bool is_hex(char c) {
-    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
-}
-bool is_blank(char c) {
-    return c == ' ' || c == '\t' || c == '\r';
-}
-
-}  // namespace
+using text::is_blank;
+using text::is_hex;
 
 Parsed<std::string> parse_guid(std::string_view text, std::string_view field) {
     std::string_view hex = text;

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "slurm_ai/common/enum_names.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
 namespace slurm_ai {
@@ -46,14 +47,10 @@ struct PortKeyHash {
     }
 };
 
-bool is_blank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+using text::is_blank;
+using text::is_hex;
 bool is_digit(char c) {
     return c >= '0' && c <= '9';
-}
-bool is_hex(char c) {
-    return is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
 }
 
 std::string_view trim(std::string_view s) {

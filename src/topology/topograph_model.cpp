@@ -14,7 +14,6 @@ namespace slurm_ai {
 namespace {
 
 constexpr std::size_t kMaxHosts = 1 << 20;
-constexpr std::size_t kSwitchNameMax = 64;
 
 bool ends_with(std::string_view s, std::string_view tail) {
     return s.size() >= tail.size() && s.substr(s.size() - tail.size()) == tail;
@@ -56,7 +55,7 @@ class ModelReader {
 
     std::optional<InputError> check_name(std::string_view field, const yaml::Node &n) const {
         const std::string name = n.scalar();
-        if (!n.is_scalar() || !is_host_name(name) || name.size() > kSwitchNameMax)
+        if (!n.is_scalar() || !is_host_name(name) || name.size() > kSlurmNameMax)
             return error(std::string(field), name, name_rule("a switch name"), n.line());
         return std::nullopt;
     }
@@ -87,7 +86,7 @@ class ModelReader {
             return error("switches", sw.scalar(), "a mapping of switch names", sw.line());
         for (const auto &[name, body] : sw.pairs()) {
             const int line = body.line();
-            if (!is_host_name(name) || name.size() > kSwitchNameMax)
+            if (!is_host_name(name) || name.size() > kSlurmNameMax)
                 return error("switches", name, "a switch name without blanks or [ ] , # = \" ' \\",
                              line);
             const int parent = switch_index(name);

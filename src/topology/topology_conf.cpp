@@ -26,20 +26,13 @@ namespace {
 using text::lower;
 using text::printable;
 
-// Slurm refuses longer switch names (HOST_NAME_MAX).
-constexpr std::size_t kSwitchNameMax = 64;
-// Bounds the memory a hostile or mistyped file can take ("Nodes=n[1-999999999]" on many
-// lines); far above any real cluster.
-constexpr std::size_t kMaxNames = std::size_t{1} << 20;
 
 struct LogicalLine {
     std::string text;
     int line = 0;  // first physical line
 };
 
-bool is_blank(char c) {
-    return c == ' ' || c == '\t' || c == '\r' || c == '\v' || c == '\f';
-}
+using text::is_blank;
 
 // Slurm's reading of a config file: '#' starts a comment unless escaped as "\#", a '\' at
 // the end of a line joins the next line to it (with nothing in between), and "\x" stands
@@ -119,7 +112,7 @@ class ConfParser {
     // A Nodes= or Switches= hostlist into `out`, counting names against the file's limit.
     std::optional<InputError> expand(const std::string &key, const std::string &value, int line,
                                      std::vector<std::string> &out) {
-        auto names = expand_hostlist(value, key, kMaxNames);
+        auto names = expand_hostlist(value, key, kMaxHostNames);
         if (!names) {
             auto err = names.error();
             err.source = source_;
@@ -127,9 +120,9 @@ class ConfParser {
             return err;
         }
         names_ += names->size();
-        if (names_ > kMaxNames)
+        if (names_ > kMaxHostNames)
             return error(key, value,
-                         "at most " + std::to_string(kMaxNames) +
+                         "at most " + std::to_string(kMaxHostNames) +
                              " names in the Nodes= and Switches= of one file",
                          line);
         out = std::move(names).value();
@@ -207,7 +200,7 @@ class ConfParser {
         for (const auto &[key, value] : keys) {
             std::string k = lower(key);
             if (k == "blockname") {
-                if (!is_host_name(value) || value.size() > kSwitchNameMax)
+                if (!is_host_name(value) || value.size() > kSlurmNameMax)
                     return error(key, value, name_rule("a block name"), line);
                 block.name = value;
             } else if (k == "nodes") {
@@ -253,7 +246,7 @@ class ConfParser {
     std::optional<InputError> apply(SwitchDecl &decl, const std::string &k, const std::string &key,
                                     const std::string &value, int line) {
         if (k == "switchname") {
-            if (!is_host_name(value) || value.size() > kSwitchNameMax) {
+            if (!is_host_name(value) || value.size() > kSlurmNameMax) {
                 return error(key, value, name_rule("a switch name"), line);
             }
             decl.name = value;

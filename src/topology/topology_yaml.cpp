@@ -17,8 +17,6 @@
 namespace slurm_ai {
 namespace {
 
-constexpr std::size_t kMaxNames = std::size_t{1} << 20;  // as topology.conf's reader
-constexpr std::size_t kNameMax = 64;
 
 class YamlReader {
   public:
@@ -117,7 +115,7 @@ class YamlReader {
     std::optional<InputError> name_of(const yaml::Node &n, const std::string &field,
                                       std::string &out) const {
         out = n.scalar();
-        if (!n.is_scalar() || !is_host_name(out) || out.size() > kNameMax)
+        if (!n.is_scalar() || !is_host_name(out) || out.size() > kSlurmNameMax)
             return error(field, out, name_rule("a name"), n.line());
         return std::nullopt;
     }
@@ -130,7 +128,7 @@ class YamlReader {
             if (!item.is_scalar())
                 return error(field, "", "a hostlist such as node[01-04], or a list of them",
                              item.line());
-            auto names = expand_hostlist(item.scalar(), field, kMaxNames);
+            auto names = expand_hostlist(item.scalar(), field, kMaxHostNames);
             if (!names) {
                 InputError err = names.error();
                 err.source = source_;
@@ -138,9 +136,9 @@ class YamlReader {
                 return err;
             }
             total_ += names->size();
-            if (total_ > kMaxNames)
+            if (total_ > kMaxHostNames)
                 return error(field, item.scalar(),
-                             "at most " + std::to_string(kMaxNames) + " names in one file",
+                             "at most " + std::to_string(kMaxHostNames) + " names in one file",
                              item.line());
             out.insert(out.end(), names->begin(), names->end());
         }

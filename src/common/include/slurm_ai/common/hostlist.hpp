@@ -11,9 +11,15 @@
 
 namespace slurm_ai {
 
+// Bounds the memory a hostile or mistyped file can take ("Nodes=n[1-999999999]" on many
+// lines): names one expression, or one file, may give. Far above any real cluster.
+inline constexpr std::size_t kMaxHostNames = std::size_t{1} << 20;
+// Slurm's limit on a switch, block or host name, as the topology readers apply it.
+inline constexpr std::size_t kSlurmNameMax = 64;
+
 // `field` names the expression in errors (e.g. "Nodes"). At most `limit` names.
 Parsed<std::vector<std::string>> expand_hostlist(std::string_view expr, std::string_view field,
-                                                 std::size_t limit = 1 << 20);
+                                                 std::size_t limit = kMaxHostNames);
 
 // Inverse of expand_hostlist (order of the result is Slurm's sorted order). Duplicates are
 // dropped. Names must satisfy is_host_name() for the result to expand back to them.
