@@ -11,6 +11,7 @@
 #include <functional>
 #include <iostream>
 #include <optional>
+#include <random>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -64,6 +65,10 @@ struct Cli {
     bool cost_model_only = false;
     std::string elastic_rule = "goodput";
     std::string recovery = "suite";
+    std::string fault_trace, fault_mapping = "rack";
+    double fault_start_day = -1;
+    int fault_population = 400;
+    bool paired = false;
 };
 
 void add_scenario_options(CLI::App &app, Cli &c) {
@@ -127,6 +132,24 @@ void add_scenario_options(CLI::App &app, Cli &c) {
     app.add_option("--flaky-factor", c.sim.failures.flaky_factor,
                    "How many times as often flaky nodes fail")
         ->check(kNonNegative);
+    app.add_option("--fault-trace", c.fault_trace,
+                   "Replay a real fault trace (JSON, as failures/infinitehbd-fault-trace.json)");
+    app.add_option("--fault-mapping", c.fault_mapping,
+                   "Trace servers onto hosts: rack (simultaneous faults on one leaf) or random")
+        ->check(CLI::IsMember({"rack", "random"}))
+        ->capture_default_str();
+    app.add_option("--fault-start", c.fault_start_day,
+                   "The trace's day at the simulation's start (default: a day drawn with the "
+                   "seed, leaving 30 days of trace after it)")
+        ->check(kNonNegative);
+    app.add_option("--fault-population", c.fault_population,
+                   "Servers the trace followed, with or without faults")
+        ->check(CLI::Range(1, 1000000))
+        ->capture_default_str();
+    app.add_flag("--paired", c.paired,
+                 "At every start under a searched policy, also place the job as engine-norisk "
+                 "would on the same state, and compare what each loses to the failures that "
+                 "follow");
     app.add_option("--repair-h", c.repair_h, "Hours a failed node stays down")
         ->check(kNonNegative)
         ->capture_default_str();
@@ -248,6 +271,33 @@ int cmd_run(Cli &c) {
         c.sim.backfill.interval_s, c.sim.backfill.window_s / 3600, c.sim.backfill.max_job_test,
         c.sim.seed);
     std::cout << suite_line(c.sim, s.jobs) << '\n';
+    if (!c.fault_trace.empty()) {
+        auto trace = load_fault_trace(c.fault_trace, c.fault_population);
+        if (!trace) {
+            std::cerr << "ai-sim: " << trace.error().message() << '\n';
+            return 1;
+        }
+        const FaultTrace &t = trace.value();
+        double start = c.fault_start_day;
+        if (start < 0) {
+            std::mt19937_64 rng(c.sim.seed ^ 0x7374617274ull);
+            std::uniform_real_distribution<double> day(t.first_day, std::max(t.first_day, t.last_day - 30));
+            start = day(rng);
+        }
+        auto r = replay_faults(t, s.cluster.graph,
+                               c.fault_mapping == "random" ? FaultMapping::kRandom : FaultMapping::kRack,
+                               start, t.last_day - start, c.sim.seed);
+        c.sim.failures.replayed = r.faults;
+        c.sim.failures.history = r.history;
+        std::cout << fmt::format(
+            "faults: {} ({} faults of {} of {} servers over days {:.1f}-{:.1f}), mapped by {} from "
+            "day {:.1f}: {} faults in the simulation's time, {} before it in the failure "
+            "history\n",
+            c.fault_trace.substr(c.fault_trace.rfind('/') + 1), t.faults.size(), t.servers.size(),
+            t.population, t.first_day, t.last_day, c.fault_mapping, start, r.faults.size(),
+            r.history.size());
+    }
+    c.sim.paired = c.paired;
     if (c.sim.failures.node_rate_per_day > 0)
         std::cout << fmt::format(
             "failures: {:g} per node per day, {:g} of the nodes {:g}x as often; down {:g} h; "
@@ -262,6 +312,12 @@ int cmd_run(Cli &c) {
     std::cout << "\nstep times by source (jobs that started):\n" << sources_table(rows, false);
     if (auto f = failures_table(rows, false); !f.empty())
         std::cout << "\nfailures:\n" << f;
+    for (auto &r : runs)
+        if (!r.paired.empty()) {
+            evaluate_paired(r, c.sim.failures.checkpoint_s);
+            std::cout << "\npaired decisions, " << r.policy << " against engine-norisk:\n"
+                      << paired_table(r.policy, tally_paired(r.paired), false);
+        }
     return 0;
 }
 

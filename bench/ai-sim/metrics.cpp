@@ -96,6 +96,48 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
     return s;
 }
 
+double PairedTally::win_rate() const {
+    return comparisons() ? static_cast<double>(wins) / comparisons() : 0.0;
+}
+
+std::pair<double, double> PairedTally::interval() const {
+    const double n = comparisons();
+    if (n == 0)
+        return {0, 1};
+    const double z = 1.96, p = win_rate();
+    const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
+    const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
+    return {std::max(0.0, centre - half), std::min(1.0, centre + half)};
+}
+
+void PairedTally::add(const PairedTally &o) {
+    decisions += o.decisions;
+    differ += o.differ;
+    wins += o.wins;
+    losses += o.losses;
+    ties += o.ties;
+    lost_aware_gpu_h += o.lost_aware_gpu_h;
+    lost_blind_gpu_h += o.lost_blind_gpu_h;
+}
+
+std::array<PairedTally, kRegimes> tally_paired(const std::vector<PairedDecision> &decisions) {
+    std::array<PairedTally, kRegimes> out{};
+    for (const auto &d : decisions) {
+        PairedTally &t = out[static_cast<std::size_t>(d.regime)];
+        ++t.decisions;
+        t.differ += d.differ();
+        t.lost_aware_gpu_h += d.lost_aware_gpu_s / 3600;
+        t.lost_blind_gpu_h += d.lost_blind_gpu_s / 3600;
+        if (d.lost_aware_gpu_s < d.lost_blind_gpu_s - 1e-9)
+            ++t.wins;
+        else if (d.lost_aware_gpu_s > d.lost_blind_gpu_s + 1e-9)
+            ++t.losses;
+        else
+            ++t.ties;
+    }
+    return out;
+}
+
 Summary mean_of(const std::vector<Summary> &runs) {
     Summary m;
     if (runs.empty())

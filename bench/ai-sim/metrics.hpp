@@ -41,6 +41,23 @@ Summary mean_of(const std::vector<Summary> &runs);
 
 double percentile(std::vector<double> values, double q);  // nearest rank; 0 when empty
 
+// A run's paired decisions (PairedDecision) of one regime. A decision counts as a
+// comparison when the two placements lose different amounts to the failures that followed;
+// a win is the geometry-aware placement losing strictly less. Decisions where both lose
+// the same (nothing, mostly, or the same hosts) are ties, reported apart.
+struct PairedTally {
+    int decisions = 0;  // paired decisions
+    int differ = 0;     // of those, where the two placements differ
+    int wins = 0, losses = 0, ties = 0;
+    double lost_aware_gpu_h = 0, lost_blind_gpu_h = 0;
+    int comparisons() const { return wins + losses; }
+    double win_rate() const;  // wins / comparisons; 0 without any
+    // Wilson's 95% interval of the win rate.
+    std::pair<double, double> interval() const;
+    void add(const PairedTally &o);
+};
+std::array<PairedTally, kRegimes> tally_paired(const std::vector<PairedDecision> &decisions);
+
 // This process's peak resident memory so far (getrusage), MiB.
 long peak_rss_mib();
 

@@ -83,6 +83,25 @@ std::string sources_table(const std::vector<Summary> &rows, bool markdown) {
     return table(t, markdown);
 }
 
+std::string paired_table(const std::string &policy, const std::array<PairedTally, kRegimes> &t,
+                         bool markdown) {
+    std::vector<std::vector<std::string>> rows{
+        {"regime", "decisions", "placed otherwise", "wins", "losses", "ties", "win rate",
+         "95% interval", "lost GPU-h, " + policy, "engine-norisk"}};
+    for (int r : {1, 2, 0}) {
+        const PairedTally &x = t[static_cast<std::size_t>(r)];
+        auto [lo, hi] = x.interval();
+        rows.push_back({to_string(static_cast<Regime>(r)), std::to_string(x.decisions),
+                        std::to_string(x.differ), std::to_string(x.wins),
+                        std::to_string(x.losses), std::to_string(x.ties),
+                        x.comparisons() ? pct(x.win_rate()) + "%" : "-",
+                        x.comparisons() ? pct(lo) + "-" + pct(hi) + "%" : "-",
+                        fmt::format("{:.1f}", x.lost_aware_gpu_h),
+                        fmt::format("{:.1f}", x.lost_blind_gpu_h)});
+    }
+    return table(rows, markdown);
+}
+
 std::string suite_line(const SimOptions &o, const Jobs &jobs) {
     const auto &u = o.suite;
     return fmt::format(

@@ -13,6 +13,9 @@ std::string results_table(const std::vector<Summary> &rows, bool markdown);
 std::string failures_table(const std::vector<Summary> &rows, bool markdown);
 // Jobs by where their step times came from, per policy.
 std::string sources_table(const std::vector<Summary> &rows, bool markdown);
+// The paired decisions of a searched policy against engine-norisk, per regime.
+std::string paired_table(const std::string &policy, const std::array<PairedTally, kRegimes> &t,
+                         bool markdown);
 // One line: contention, how many jobs are elastic, and what the policy "suite" runs.
 std::string suite_line(const SimOptions &o, const Jobs &jobs);
 

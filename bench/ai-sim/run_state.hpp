@@ -4,6 +4,7 @@
 // elasticity.cpp ai-elasticd and the resizes.
 #pragma once
 
+#include <array>
 #include <functional>
 #include <optional>
 #include <queue>
@@ -28,7 +29,7 @@ struct Event {
     EventKind kind = EventKind::kSample;
     long seq = 0;
     int subject = 0;  // job or host
-    long tag = 0;     // kFinish: the job's epoch; kFail: 1 when scripted
+    long tag = 0;     // kFinish: the job's epoch; kFail: 1 scripted, k + 2 replayed fault k
     bool operator>(const Event &o) const {
         if (t != o.t)
             return t > o.t;
@@ -109,7 +110,8 @@ class Run {
     void finish(int j, double t);
     void stop(int j, double t, FailureResult &record);
     void requeue(int j, double t, double delay);
-    void fail_host(int h, double t);
+    void fail_host(int h, double t, FailureClass kind, double down_s);
+    void note_failure(int h, double t, FailureClass kind);
     void repair(int h, double t);
     void schedule_failure(int h, double from);
     void ensure_backfill_tick(double t);
@@ -170,6 +172,7 @@ class Run {
     bool suite_ = false;           // the policy "suite": the engine with ai-elasticd and ai-recover
     PlacementPolicy policy_;
     PlacementPolicy plan_policy_;  // places backfill reservations
+    PlacementPolicy blind_policy_;  // engine-norisk, for paired decisions
     PlacementEngine engine_;
 
     ClusterState state_;     // what is free now
@@ -183,6 +186,11 @@ class Run {
     // once.
     std::vector<int> failed_hosts_;
     std::vector<double> fail_count_, fail_at_;
+    // By class, decayed alike; the last failure; when a failed host may come back, and
+    // whether only its link is down.
+    std::vector<std::array<double, kFailureClasses>> class_count_;
+    std::vector<double> class_at_, last_failure_, down_until_;
+    std::vector<char> link_only_;
     std::vector<double> host_rate_;  // failures per second
     std::vector<std::mt19937_64> host_rng_;
     std::vector<char> natural_pending_;  // a failure of the host's own stream is queued

@@ -74,6 +74,7 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       suite_(policy == kSuite),
       policy_(known_policy(policy)),
       plan_policy_(planning_policy(policy, options)),
+      blind_policy_(known_policy("engine-norisk")),
       engine_(cluster.graph, options.cost, options.risk, options.engine),
       state_(cluster.graph),
       load_view_(cluster.graph),
@@ -106,6 +107,15 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
     natural_pending_.assign(static_cast<std::size_t>(hosts), 0);
     fail_count_.assign(static_cast<std::size_t>(hosts), 0.0);
     fail_at_.assign(static_cast<std::size_t>(hosts), 0.0);
+    class_count_.assign(static_cast<std::size_t>(hosts), {});
+    class_at_.assign(static_cast<std::size_t>(hosts), 0.0);
+    last_failure_.assign(static_cast<std::size_t>(hosts), -1e300);
+    down_until_.assign(static_cast<std::size_t>(hosts), -1e300);
+    link_only_.assign(static_cast<std::size_t>(hosts), 0);
+    // What the select plugin would remember of the failures before the simulation.
+    for (const auto &before : opt_.failures.history)
+        if (before.host >= 0 && before.host < hosts && before.t < 0)
+            note_failure(before.host, before.t, before.kind);
     for (int h = 0; h < hosts; ++h)
         host_rng_.emplace_back(mix(opt_.seed * 1000003ull + static_cast<std::uint64_t>(h)));
 
@@ -183,6 +193,20 @@ bool Run::eligible(int j, double t) const {
 void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     const SimJob &job = jobs_[j];
     JobState &s = js_[j];
+    // Where the geometry-blind engine would have put it, on the same free view.
+    std::optional<PairedDecision> pair;
+    if (opt_.paired && policy_.searches()) {
+        pair.emplace();
+        pair->t = t;
+        pair->job = j;
+        pair->regime = job.regime;
+        pair->gpus = job.gpus;
+        pair->aware = p.hosts;
+        JobDemand d = demand;
+        d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - job.submit_s));
+        if (auto blind = engine_.place(d, state_, blind_policy_).placement)
+            pair->blind = blind->hosts;
+    }
     for (std::size_t i = 0; i < p.hosts.size(); ++i) {
         take(p.hosts[i], gpu_mask(p.gpus[i]));
         host_jobs_[p.hosts[i]].push_back(j);
@@ -205,6 +229,10 @@ void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     r.hosts = static_cast<int>(s.placement.hosts.size());
     retime(t, j);
     r.step = s.alone;
+    if (pair) {
+        pair->run_s = std::max(job.work_s - s.saved_s, 0.0) * s.step.step_s / s.base_step_s;
+        result_.paired.push_back(std::move(*pair));
+    }
     changed_ = bf_dirty_ = true;
 }
 
@@ -272,16 +300,47 @@ void Run::stop(int j, double t, FailureResult &record) {
     requeue(j, t, by_suite ? opt_.recovery.suite_s : opt_.recovery.slurm_s);
 }
 
-void Run::fail_host(int h, double t) {
-    if (!state_.usable[h])
-        return;  // already down
-    set_up(h, false);
+void Run::note_failure(int h, double t, FailureClass kind) {
+    if (fail_count_[h] == 0)
+        failed_hosts_.push_back(h);
+    if (fail_count_[h] == 0 || t - fail_at_[h] >= 3600) {
+        fail_count_[h] = failures(h, t) + 1;
+        fail_at_[h] = t;
+    }
+    auto &by_class = class_count_[static_cast<std::size_t>(h)];
+    const double decay = std::exp2(-(t - class_at_[static_cast<std::size_t>(h)]) / kFailureHalfLifeS);
+    for (auto &c : by_class)
+        c *= decay;
+    by_class[static_cast<std::size_t>(kind)] += 1;
+    class_at_[static_cast<std::size_t>(h)] = t;
+    last_failure_[static_cast<std::size_t>(h)] = t;
+}
+
+// A host, or its link, fails for down_s. A host that is down already stays down until
+// the later of its repairs; a link failure stops the jobs that span hosts, and a host
+// failure on a host whose link alone was down stops the rest.
+void Run::fail_host(int h, double t, FailureClass kind, double down_s) {
+    const bool link = takes_link(kind);
+    auto &until = down_until_[static_cast<std::size_t>(h)];
+    auto &link_only = link_only_[static_cast<std::size_t>(h)];
+    const bool was_down = !state_.usable[h];
+    until = std::max(until, t + down_s);
+    push(t + down_s, EventKind::kRepair, h);
+    if (was_down && (link || !link_only))
+        return;  // nothing more to stop
+    link_only = link && !(was_down && !link_only);
+    if (!was_down)
+        set_up(h, false);
     FailureResult record;
     record.t = t;
     record.host = graph_.host_name(h);
+    record.host_index = h;
+    record.link = link;
     const auto on = host_jobs_[h];  // stop() and shrink_around() edit the list
     bool crossed = false;
     for (int j : on) {
+        if (link && js_[j].placement.hosts.size() < 2)
+            continue;  // inside the host: its link is not needed
         crossed = crossed || !js_[j].uplinks.empty();
         // ai-recover shrinks an elastic job that keeps its MIN around the failed node.
         if (suite_ && opt_.suite.recovery == Recovery::kSuite && shrink_around(j, h, t)) {
@@ -293,17 +352,14 @@ void Run::fail_host(int h, double t) {
     if (crossed)
         retime(t, -1);
     result_.failures.push_back(record);
-    if (fail_count_[h] == 0)
-        failed_hosts_.push_back(h);
-    if (fail_count_[h] == 0 || t - fail_at_[h] >= 3600) {
-        fail_count_[h] = failures(h, t) + 1;
-        fail_at_[h] = t;
-    }
-    push(t + opt_.failures.repair_s, EventKind::kRepair, h);
+    note_failure(h, t, kind);
     changed_ = bf_dirty_ = true;
 }
 
 void Run::repair(int h, double t) {
+    if (t + 1e-6 < down_until_[static_cast<std::size_t>(h)] || state_.usable[h])
+        return;  // a later failure keeps it down, or it is up already
+    link_only_[static_cast<std::size_t>(h)] = 0;
     set_up(h, true);
     schedule_failure(h, t);
     changed_ = bf_dirty_ = true;
@@ -365,6 +421,10 @@ RunResult Run::run() {
     for (const auto &[t, name] : opt_.failures.scripted)
         if (int h = graph_.host_index(name); h >= 0)
             push(t, EventKind::kFail, h, 1);
+    const auto &replayed = opt_.failures.replayed;
+    for (std::size_t k = 0; k < replayed.size(); ++k)
+        if (replayed[k].host >= 0 && replayed[k].host < graph_.host_count())
+            push(replayed[k].t, EventKind::kFail, replayed[k].host, static_cast<long>(k) + 2);
     push(result_.window_start_s, EventKind::kSample, 0);
 
     while (!events_.empty() && remaining_ > 0) {
@@ -389,7 +449,12 @@ RunResult Run::run() {
                 case EventKind::kFail:
                     if (e.tag == 0)
                         natural_pending_[static_cast<std::size_t>(e.subject)] = 0;
-                    fail_host(e.subject, t);
+                    if (e.tag >= 2) {
+                        const auto &f = opt_.failures.replayed[static_cast<std::size_t>(e.tag - 2)];
+                        fail_host(e.subject, t, f.kind, f.duration_s);
+                    } else if (state_.usable[e.subject]) {  // one that finds it down is dropped
+                        fail_host(e.subject, t, FailureClass::kOther, opt_.failures.repair_s);
+                    }
                     break;
                 case EventKind::kSubmit:
                     submit(e.subject, t);
@@ -435,6 +500,25 @@ RunResult Run::run() {
 }
 
 }  // namespace detail
+
+void evaluate_paired(RunResult &run, double checkpoint_s) {
+    auto lost = [&](const PairedDecision &d, const std::vector<int> &hosts) {
+        for (const auto &f : run.failures) {
+            if (f.t < d.t || f.t >= d.t + d.run_s)
+                continue;
+            if ((f.link && hosts.size() < 2) ||
+                std::find(hosts.begin(), hosts.end(), f.host_index) == hosts.end())
+                continue;
+            const double since = checkpoint_s > 0 ? std::fmod(f.t - d.t, checkpoint_s) : f.t - d.t;
+            return d.gpus * since;
+        }
+        return 0.0;
+    };
+    for (auto &d : run.paired) {
+        d.lost_aware_gpu_s = lost(d, d.aware);
+        d.lost_blind_gpu_s = d.blind.empty() ? d.lost_aware_gpu_s : lost(d, d.blind);
+    }
+}
 
 bool known_sim_policy(std::string_view name) {
     return name == detail::kSuite || PlacementEngine::known_policy(name);

@@ -65,6 +65,7 @@
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "fault_trace.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
 #include "step_times.hpp"
 #include "trace.hpp"
@@ -151,6 +152,10 @@ struct FailureParams {
     double repair_s = 4 * 3600.0;
     double checkpoint_s = 3600;                            // jobs checkpoint this often; 0: never
     std::vector<std::pair<double, std::string>> scripted;  // (time, host): extra failures
+    // Real faults (fault_trace.hpp), each for its own duration, and the failures before the
+    // simulation that the select plugin's history holds.
+    std::vector<ReplayedFault> replayed;
+    std::vector<HostHistory> history;
 };
 
 // Restarts, as bench/ai-bench/recovery.sh and the elastic cluster tests measure them.
@@ -184,6 +189,7 @@ struct SimOptions {
     bool contention = false;  // jobs share the uplinks (for every policy)
     SuiteOptions suite;
     RecoveryTimes recovery;
+    bool paired = false;  // record PairedDecisions (searched policies only)
 };
 
 // The policies a simulation knows: the placement engine's (PlacementEngine::policies())
@@ -215,8 +221,24 @@ struct JobResult {
 struct FailureResult {
     double t = 0;
     std::string host;
+    int host_index = -1;
+    bool link = false;  // the host's fabric link failed, not the host
     int jobs_stopped = 0;
     std::array<double, kRegimes> lost_gpu_s{};  // by the regime of the jobs stopped
+};
+
+// One start of a job under a searched policy, and where the geometry-blind engine
+// (engine-norisk) would have put it on the same cluster state (SimOptions::paired), with
+// what each placement loses to the run's failures (evaluate_paired).
+struct PairedDecision {
+    double t = 0;
+    int job = 0;
+    Regime regime = Regime::kNone;
+    int gpus = 0;
+    double run_s = 0;  // how long the job was to run from there
+    std::vector<int> aware, blind;  // hosts
+    double lost_aware_gpu_s = 0, lost_blind_gpu_s = 0;
+    bool differ() const { return aware != blind; }
 };
 
 struct Sample {
@@ -242,7 +264,14 @@ struct RunResult {
     int backfill_passes = 0;
     int backfill_starts = 0;
     int grows = 0, shrinks = 0;  // by ai-elasticd and ai-recover
+    std::vector<PairedDecision> paired;
 };
+
+// What each placement of every paired decision loses to the run's failures: the first
+// failure that hits it while the job was to run (a host of it, or the link of one of its
+// hosts when it spans several) costs its GPUs the time since the job's last periodic
+// checkpoint (every checkpoint_s from the decision), as Slurm's requeue loses it.
+void evaluate_paired(RunResult &run, double checkpoint_s);
 
 RunResult simulate(const SimCluster &cluster, const std::vector<SimJob> &jobs,
                    const StepTimes &steps, const SimOptions &options, std::string_view policy);

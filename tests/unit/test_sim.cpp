@@ -25,6 +25,8 @@
 #include "testbed/measurements.hpp"
 #include "testbed/synthetic_fabric.hpp"
 #include "trace.hpp"
+#include "fault_trace.hpp"
+#include "slurm_ai/placement/failure_class.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::sim;
@@ -569,4 +571,111 @@ TEST_CASE("sim recovery: one failure under Slurm's requeue and under ai-recover"
     // Slurm requeues the same job as the rigid one.
     auto requeued = simulate(*c.cluster, elastic, fifth, o, "engine");
     CHECK(requeued.jobs[0].end_s == Approx(2640 + 1200).epsilon(1e-3));
+}
+
+TEST_CASE("sim faults: the InfiniteHBD trace is read whole, nested faults and all",
+          "[sim][faults]") {
+    auto t = load_fault_trace(kData + "/failures/infinitehbd-fault-trace.json", 400);
+    INFO((t ? std::string() : t.error().message()));
+    REQUIRE(t.ok());
+    CHECK(t->faults.size() == 584);
+    CHECK(t->servers.size() == 231);
+    CHECK(t->population == 400);
+    CHECK(t->first_day == Approx(3.8955));
+    CHECK(t->last_day == Approx(348.9798));
+    std::map<FailureClass, int> by;
+    for (const auto &f : t->faults) {
+        ++by[f.kind];
+        CHECK(f.end_day >= f.start_day);
+    }
+    // By the classes' and descriptions' words (failure_class.hpp).
+    CHECK(by[FailureClass::kGpu] == 158);
+    CHECK(by[FailureClass::kNetwork] == 75);
+    CHECK(by[FailureClass::kPower] == 26);
+    CHECK(by[FailureClass::kCooling] == 33);
+    CHECK(by[FailureClass::kSoftware] == 11);
+    CHECK(by[FailureClass::kOther] == 281);
+    CHECK(classify_failure("NHC: check_gpu: GPU 3 Xid 79 fell off the bus") == FailureClass::kGpu);
+    CHECK(classify_failure("IB port mlx5_2 link down") == FailureClass::kNetwork);
+    CHECK(classify_failure("Not responding") == FailureClass::kOther);
+
+    // Fewer servers than the file names is an error naming the option; so is bad JSON.
+    auto few = load_fault_trace(kData + "/failures/infinitehbd-fault-trace.json", 100);
+    REQUIRE_FALSE(few.ok());
+    CHECK(few.error().field == "--fault-population");
+    TempFile broken("trace.json", R"([{"node_id": "a", "event_time": 1, "event_type": "fault_end"}])");
+    auto b = load_fault_trace(broken.path, 400);
+    REQUIRE_FALSE(b.ok());
+    CHECK(b.error().field == "event 0 event_type");
+    TempFile late("late.json", R"([{"node_id": "a", "event_time": 2, "event_type": "fault_start",
+        "fault_type": {"Level": "L", "Class": "GPU", "Desc": "d"}},
+        {"node_id": "a", "event_time": 1, "event_type": "fault_end"}])");
+    auto l = load_fault_trace(late.path, 400);
+    REQUIRE_FALSE(l.ok());
+    CHECK(l.error().field == "event 1 event_time");
+}
+
+TEST_CASE("sim faults: replayed by rack, simultaneous faults stay on one leaf", "[sim][faults]") {
+    auto t = load_fault_trace(kData + "/failures/infinitehbd-fault-trace.json", 400);
+    REQUIRE(t.ok());
+    ScenarioSpec spec;
+    spec.cluster.hosts = 64;  // 3 leaves of 24 hosts (X5's shape)
+    auto c = build_cluster(with_defaults(spec).cluster);
+    REQUIRE(c.ok());
+    const auto &g = c->graph;
+    auto r = replay_faults(t.value(), g, FaultMapping::kRack, 100, 200, 7);
+    REQUIRE_FALSE(r.faults.empty());
+    REQUIRE_FALSE(r.history.empty());
+    for (const auto &h : r.history)
+        CHECK(h.t < 0);
+    // Every fault comes from the server its host took, at its time in the window.
+    int same_moment = 0;
+    for (std::size_t i = 0; i + 1 < r.faults.size(); ++i) {
+        CHECK(r.faults[i].t >= 0);
+        CHECK(r.faults[i].t < 200 * 86400);
+        if (r.faults[i + 1].t - r.faults[i].t <= 60 && r.faults[i + 1].host != r.faults[i].host) {
+            ++same_moment;
+            CHECK(g.host_leaf(r.faults[i].host) == g.host_leaf(r.faults[i + 1].host));
+        }
+    }
+    CHECK(same_moment > 0);
+    // Random mapping scatters them (over 3 leaves some pair of one moment differs), and
+    // another seed maps otherwise.
+    auto random = replay_faults(t.value(), g, FaultMapping::kRandom, 100, 200, 7);
+    int split = 0;
+    for (std::size_t i = 0; i + 1 < random.faults.size(); ++i)
+        if (random.faults[i + 1].t - random.faults[i].t <= 60 &&
+            g.host_leaf(random.faults[i].host) != g.host_leaf(random.faults[i + 1].host))
+            ++split;
+    CHECK(split > 0);
+    CHECK(replay_faults(t.value(), g, FaultMapping::kRack, 100, 200, 8).server_of_host !=
+          r.server_of_host);
+}
+
+TEST_CASE("sim faults: a link fault stops the jobs that span hosts, not those inside one",
+          "[sim][faults]") {
+    LeafPerHost c(3);
+    const StepTimes fifth(0.2);
+    // 3 of h1's GPUs to a 1-host job; a 2-host job of 1 GPU a host on h1 and h2 (Slurm's
+    // node order); a 4-GPU job at 300 on h3 until 400.
+    std::vector<SimJob> jobs{job(0, 3, 1000, 4000), ring_job(0, 2, 1000), job(300, 4, 100, 400)};
+    SimOptions o = options();
+    // h1 loses its link at 500 for 1000 s: the 1-host job on it goes on, the 2-host job
+    // stops; nothing new lands on h1 until 1500.
+    o.failures.replayed = {{500, 0, 1000, FailureClass::kNetwork, true}};
+    auto r = simulate(*c.cluster, jobs, fifth, o, "slurm-default");
+    REQUIRE(r.failures.size() == 1);
+    CHECK(r.failures[0].link);
+    CHECK(r.failures[0].jobs_stopped == 1);
+    CHECK(r.jobs[0].restarts == 0);
+    CHECK(r.jobs[0].end_s == Approx(1000));
+    CHECK(r.jobs[1].restarts == 1);
+    // Requeued, it may start again at 640, on h2 and h3 (h1 is out), from scratch.
+    CHECK(r.jobs[1].start_s == 0);
+    CHECK(r.jobs[1].end_s == Approx(640 + 1000).epsilon(1e-3));
+    // A host fault instead stops both.
+    o.failures.replayed = {{500, 0, 1000, FailureClass::kGpu, false}};
+    auto h = simulate(*c.cluster, jobs, fifth, o, "slurm-default");
+    CHECK(h.failures[0].jobs_stopped == 2);
+    CHECK(h.jobs[0].restarts == 1);
 }
