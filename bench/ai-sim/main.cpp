@@ -7,7 +7,9 @@
 // Exit status: 0 success, 1 bad input (the message names the file, line and field),
 // 2 bad usage.
 #include <chrono>
+#include <cmath>
 #include <cstdio>
+#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -25,6 +27,7 @@
 #include "scenario.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "task_pool.hpp"
+#include "train_risk.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::sim;
@@ -363,6 +366,101 @@ int cmd_bench(Cli &c, int gpus) {
 
 }  // namespace
 
+struct TrainCli {
+    std::string trace, out;
+    int population = 400, hosts = 0;
+    double split_day = -1;
+    std::vector<int> eval_hosts{64, 1024};
+    TrainOptions train;
+};
+
+// The training cluster: `hosts` hosts in the shape of the X5 dump (DGX-2 nodes; only its
+// leaves matter here).
+Parsed<SimCluster> shaped_cluster(int hosts) {
+    ScenarioSpec spec;
+    spec.cluster.hosts = hosts;
+    return build_cluster(with_defaults(spec).cluster);
+}
+
+int cmd_train_risk(TrainCli &t) {
+    auto trace = load_fault_trace(t.trace, t.population);
+    if (!trace) {
+        std::cerr << "ai-sim: " << trace.error().message() << '\n';
+        return 1;
+    }
+    const FaultTrace &f = trace.value();
+    const double split = t.split_day >= 0 ? t.split_day : f.first_day + (f.last_day - f.first_day) * 2 / 3;
+    if (split <= f.first_day || split >= f.last_day) {
+        std::cerr << "ai-sim: --split-day=" << split << ": expected a day within the trace ("
+                  << f.first_day << " to " << f.last_day << ")\n";
+        return 1;
+    }
+    const int hosts = t.hosts > 0 ? t.hosts : f.population;
+    auto cluster = shaped_cluster(hosts);
+    if (!cluster) {
+        std::cerr << "ai-sim: " << cluster.error().message() << '\n';
+        return 1;
+    }
+    const double from = std::floor(f.first_day);
+    auto replay = replay_faults(f, cluster->graph, FaultMapping::kRack, 0, f.last_day + 1, t.train.seed);
+    auto train = hazard_samples(replay, cluster->graph, from, split);
+    auto test = hazard_samples(replay, cluster->graph, split, f.last_day + 1);
+    auto t0 = std::chrono::steady_clock::now();
+    LearnedRisk model = train_risk(train, hosts, t.train);
+    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const Judgement j = judge(model, train, test);
+    model.info.trace = t.trace.substr(t.trace.rfind('/') + 1);
+    model.info.train_from_day = from;
+    model.info.train_to_day = split;
+    model.info.test_to_day = f.last_day + 1;
+    model.info.hosts = hosts;
+    model.info.auc = j.auc;
+    model.info.auc_hand_written = j.auc_hand_written;
+    model.info.log_loss = j.log_loss;
+    model.info.log_loss_hand_written = j.log_loss_hand_written;
+    model.info.beats_hand_written = j.beats();
+    std::cout << fmt::format(
+        "trained on {} hosts (the trace's servers by rack on X5's shape), days {:g}-{:g}: {} "
+        "samples, {} with a failure; {} epochs and weight decay {:g} (chosen on the training days' "
+        "last quarter); {:.1f} s\n",
+        hosts, from, split, train.x.size(), train.positives(), model.info.epochs,
+        model.info.weight_decay, secs);
+    std::cout << fmt::format("{:<10} {:>6} {:>9} {:>9} {:>14} {:>10} {:>14}\n", "held out", "hosts",
+                             "samples", "failures", "AUC learned", "hand", "log-loss l/h");
+    auto row = [&](int n, const HazardSamples &s, const Judgement &x) {
+        std::cout << fmt::format("{:<10} {:>6} {:>9} {:>9} {:>14.4f} {:>10.4f} {:>7.5f}/{:.5f}\n",
+                                 fmt::format("{:g}-{:g}", split, f.last_day + 1), n, s.x.size(),
+                                 s.positives(), x.auc, x.auc_hand_written, x.log_loss,
+                                 x.log_loss_hand_written);
+    };
+    row(hosts, test, j);
+    for (int n : t.eval_hosts) {
+        auto other = shaped_cluster(n);
+        if (!other) {
+            std::cerr << "ai-sim: " << other.error().message() << '\n';
+            return 1;
+        }
+        auto r = replay_faults(f, other->graph, FaultMapping::kRack, 0, f.last_day + 1, t.train.seed);
+        row(n, hazard_samples(r, other->graph, split, f.last_day + 1),
+            judge(model, hazard_samples(r, other->graph, from, split),
+                  hazard_samples(r, other->graph, split, f.last_day + 1)));
+    }
+    std::cout << (j.beats() ? "the learned model beats the hand-written one on the held-out days"
+                            : "the learned model does NOT beat the hand-written one on the "
+                              "held-out days: the select plugin will not use it")
+              << '\n';
+    if (!t.out.empty()) {
+        std::ofstream out(t.out, std::ios::binary);
+        out << model.to_json();
+        if (!out) {
+            std::cerr << "ai-sim: cannot write " << t.out << '\n';
+            return 1;
+        }
+        std::cout << "wrote " << t.out << '\n';
+    }
+    return 0;
+}
+
 int main(int argc, char **argv) {
     CLI::App app{"ai-sim: trace-driven simulation of the suite's placements against Slurm's"};
     app.require_subcommand(1);
@@ -387,6 +485,22 @@ int main(int argc, char **argv) {
         c.spec.overlay = 40;
     });
 
+    auto *train = app.add_subcommand(
+        "train-risk", "Train the learned risk model on a fault trace and judge it on its later days");
+    TrainCli tc;
+    train->add_option("--fault-trace", tc.trace, "The fault trace (JSON)")->required();
+    train->add_option("--fault-population", tc.population,
+                      "Servers the trace followed, with or without faults")
+        ->capture_default_str();
+    train->add_option("--hosts", tc.hosts, "Hosts of the training cluster (default: the population)");
+    train->add_option("--split-day", tc.split_day,
+                      "Days before this train, after it judge (default: two thirds through)");
+    train->add_option("--eval-hosts", tc.eval_hosts, "Other cluster sizes to judge it on")
+        ->capture_default_str();
+    train->add_option("--seed", tc.train.seed, "Seed of the initial weights and the mapping")
+        ->capture_default_str();
+    train->add_option("--out", tc.out, "Write the model here (JSON, RiskModel= of ai_select.conf)");
+
     auto *report = app.add_subcommand("report", "Run the evaluation and write its report");
     ReportOptions ro;
     report->add_option("--out", ro.markdown, "Markdown file to write")->required();
@@ -410,6 +524,8 @@ int main(int argc, char **argv) {
         return app.exit(e) == 0 ? 0 : 2;
     }
     try {
+        if (*train)
+            return cmd_train_risk(tc);
         if (*report)
             return write_report(ro);
         if (auto err = finish_options(c)) {

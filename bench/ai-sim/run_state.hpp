@@ -18,6 +18,8 @@
 
 #include "simulator.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
+#include "slurm_ai/placement/failure_history.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
 
 namespace slurm_ai::sim::detail {
 
@@ -120,7 +122,6 @@ class Run {
     void take(int h, GpuMask gpus);
     void give(int h, GpuMask gpus);
     void set_up(int h, bool up);
-    double failures(int h, double t) const;
     void refresh_failures(double t);
     bool eligible(int j, double t) const;
 
@@ -170,6 +171,7 @@ class Run {
     const StepTimes &steps_;
     const SimOptions &opt_;
     bool suite_ = false;           // the policy "suite": the engine with ai-elasticd and ai-recover
+    const LearnedRisk *learned_;   // the policy engine-learned: the model it places with
     PlacementPolicy policy_;
     PlacementPolicy plan_policy_;  // places backfill reservations
     PlacementPolicy blind_policy_;  // engine-norisk, for paired decisions
@@ -185,11 +187,12 @@ class Run {
     // count per host that halves every week; a failure within an hour of the last counts
     // once.
     std::vector<int> failed_hosts_;
-    std::vector<double> fail_count_, fail_at_;
-    // By class, decayed alike; the last failure; when a failed host may come back, and
-    // whether only its link is down.
-    std::vector<std::array<double, kFailureClasses>> class_count_;
-    std::vector<double> class_at_, last_failure_, down_until_;
+    std::vector<HostFailures> history_;
+    // When the learned model's rates were last brought up to date.
+    double learned_at_ = -1e300;
+    bool history_changed_ = false;
+    // When a failed host may come back, and whether only its link is down.
+    std::vector<double> down_until_;
     std::vector<char> link_only_;
     std::vector<double> host_rate_;  // failures per second
     std::vector<std::mt19937_64> host_rng_;

@@ -14,7 +14,6 @@ namespace slurm_ai::sim {
 namespace detail {
 namespace {
 
-constexpr double kFailureHalfLifeS = 7 * 86400.0;  // the select plugin's
 
 // splitmix64: independent, reproducible seeds for the hosts' failure streams.
 std::uint64_t mix(std::uint64_t x) {
@@ -42,11 +41,13 @@ Shape shape_of(const JobDemand &d) {
 namespace {
 
 constexpr std::string_view kSuite = "suite";
+constexpr std::string_view kLearned = "engine-learned";
 
-// The placement policy of that name ("suite" places with the engine), made once per run;
-// a name the engine does not know is the caller's error (ai-sim checks --policies first).
+// The placement policy of that name ("suite" and "engine-learned" place with the engine),
+// made once per run; a name the engine does not know is the caller's error (ai-sim checks
+// --policies first).
 PlacementPolicy known_policy(std::string_view name) {
-    auto p = make_policy(name == kSuite ? "engine" : name);
+    auto p = make_policy(name == kSuite || name == kLearned ? "engine" : name);
     if (!p)
         throw std::invalid_argument("unknown policy '" + std::string(name) + "'");
     return *p;
@@ -72,6 +73,7 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       steps_(steps),
       opt_(options),
       suite_(policy == kSuite),
+      learned_(policy == kLearned ? options.learned : nullptr),
       policy_(known_policy(policy)),
       plan_policy_(planning_policy(policy, options)),
       blind_policy_(known_policy("engine-norisk")),
@@ -105,11 +107,9 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
     for (std::size_t i = 0; i < flaky && i < order.size(); ++i)
         host_rate_[static_cast<std::size_t>(order[i])] *= f.flaky_factor;
     natural_pending_.assign(static_cast<std::size_t>(hosts), 0);
-    fail_count_.assign(static_cast<std::size_t>(hosts), 0.0);
-    fail_at_.assign(static_cast<std::size_t>(hosts), 0.0);
-    class_count_.assign(static_cast<std::size_t>(hosts), {});
-    class_at_.assign(static_cast<std::size_t>(hosts), 0.0);
-    last_failure_.assign(static_cast<std::size_t>(hosts), -1e300);
+    history_.assign(static_cast<std::size_t>(hosts), {});
+    if (learned_)
+        state_.learned_rate.assign(static_cast<std::size_t>(hosts), 0.0);
     down_until_.assign(static_cast<std::size_t>(hosts), -1e300);
     link_only_.assign(static_cast<std::size_t>(hosts), 0);
     // What the select plugin would remember of the failures before the simulation.
@@ -166,13 +166,31 @@ void Run::set_up(int h, bool up) {
     down_gpus_ += up ? -gpus : gpus;
 }
 
-double Run::failures(int h, double t) const {
-    return fail_count_[h] * std::exp2(-(t - fail_at_[h]) / kFailureHalfLifeS);
-}
-
 void Run::refresh_failures(double t) {
     for (int h : failed_hosts_)
-        state_.failures[h] = failures(h, t);
+        state_.failures[h] = history_[static_cast<std::size_t>(h)].as_of(t).week;
+    if (!learned_ || (t - learned_at_ < 60 && !history_changed_))
+        return;
+    // The learned model's rates: every host's inputs, its leaf's from the other hosts.
+    learned_at_ = t;
+    history_changed_ = false;
+    std::map<int, std::pair<double, int>> leaf;  // leaf -> weekly sum, hosts above 0.05
+    std::vector<double> week(history_.size(), 0.0);
+    for (int h : failed_hosts_) {
+        week[static_cast<std::size_t>(h)] = state_.failures[h];
+        auto &l = leaf[graph_.host_leaf(h)];
+        l.first += week[static_cast<std::size_t>(h)];
+        l.second += week[static_cast<std::size_t>(h)] > 0.05;
+    }
+    for (int h = 0; h < graph_.host_count(); ++h) {
+        const int at = graph_.host_leaf(h);
+        const auto found = leaf.find(at);
+        const double others = found == leaf.end() ? 0 : found->second.first - week[static_cast<std::size_t>(h)];
+        const int flagged = found == leaf.end() ? 0 : found->second.second - (week[static_cast<std::size_t>(h)] > 0.05);
+        const auto n = at >= 0 ? graph_.hosts_at_leaf(at).size() : 1;
+        state_.learned_rate[static_cast<std::size_t>(h)] = learned_->rate_per_day(hazard_inputs(
+            history_[static_cast<std::size_t>(h)], t, others, n > 1 ? flagged / double(n - 1) : 0.0));
+    }
 }
 
 void Run::submit(int j, double t) {
@@ -301,19 +319,11 @@ void Run::stop(int j, double t, FailureResult &record) {
 }
 
 void Run::note_failure(int h, double t, FailureClass kind) {
-    if (fail_count_[h] == 0)
+    auto &mine = history_[static_cast<std::size_t>(h)];
+    if (!mine.any())
         failed_hosts_.push_back(h);
-    if (fail_count_[h] == 0 || t - fail_at_[h] >= 3600) {
-        fail_count_[h] = failures(h, t) + 1;
-        fail_at_[h] = t;
-    }
-    auto &by_class = class_count_[static_cast<std::size_t>(h)];
-    const double decay = std::exp2(-(t - class_at_[static_cast<std::size_t>(h)]) / kFailureHalfLifeS);
-    for (auto &c : by_class)
-        c *= decay;
-    by_class[static_cast<std::size_t>(kind)] += 1;
-    class_at_[static_cast<std::size_t>(h)] = t;
-    last_failure_[static_cast<std::size_t>(h)] = t;
+    mine.note(t, kind);
+    history_changed_ = true;
 }
 
 // A host, or its link, fails for down_s. A host that is down already stays down until
@@ -521,11 +531,14 @@ void evaluate_paired(RunResult &run, double checkpoint_s) {
 }
 
 bool known_sim_policy(std::string_view name) {
-    return name == detail::kSuite || PlacementEngine::known_policy(name);
+    return name == detail::kSuite || name == detail::kLearned ||
+           PlacementEngine::known_policy(name);
 }
 
 RunResult simulate(const SimCluster &cluster, const std::vector<SimJob> &jobs,
                    const StepTimes &steps, const SimOptions &options, std::string_view policy) {
+    if (policy == detail::kLearned && !options.learned)
+        throw std::invalid_argument("policy engine-learned needs a learned risk model");
     detail::Run run(cluster, jobs, steps, options, policy);
     return run.run();
 }

@@ -64,6 +64,7 @@
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "fault_trace.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
@@ -190,10 +191,13 @@ struct SimOptions {
     SuiteOptions suite;
     RecoveryTimes recovery;
     bool paired = false;  // record PairedDecisions (searched policies only)
+    // The learned risk model for the policy engine-learned (the engine with the model's
+    // host rates, as the select plugin with RiskModel=).
+    const LearnedRisk *learned = nullptr;
 };
 
-// The policies a simulation knows: the placement engine's (PlacementEngine::policies())
-// and "suite".
+// The policies a simulation knows: the placement engine's (PlacementEngine::policies()),
+// "suite" and "engine-learned".
 bool known_sim_policy(std::string_view name);
 
 // A large time budget makes the engine's local search run to convergence, so that a run

@@ -166,6 +166,8 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             (key == "elasticinterval"      ? c.elastic.interval_s
              : key == "elasticgrowtimeout" ? c.elastic.grow_timeout_s
                                            : c.elastic.grow_cooldown_s) = d.value();
+        } else if (key == "riskmodel") {
+            c.risk_model = resolve(base, l.value);
         } else if (key == "elasticpolicy") {
             const std::string v = text::lower(l.value);
             if (v != "goodput" && v != "priority")
@@ -180,7 +182,7 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                 "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
                 "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
                 "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
-                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, Debug, "
+                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, RiskModel, Debug, "
                 "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
                 "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare");
         }

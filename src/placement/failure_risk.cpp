@@ -150,11 +150,13 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
     };
     std::vector<bool> failed(n, false);
     std::map<int, std::vector<std::size_t>> by_leaf;
+    const bool learned = state && !state->learned_rate.empty();
     for (std::size_t u = 0; u < n; ++u) {
         int h = p.hosts[u];
         failed[u] = true;
-        consider(c_.host_per_day * (1 + c_.recent_factor * recent(h)), failed,
-                 graph_->host_name(h));
+        consider(learned ? state->learned_rate[static_cast<std::size_t>(h)]
+                         : c_.host_per_day * (1 + c_.recent_factor * recent(h)),
+                 failed, graph_->host_name(h));
         failed[u] = false;
         by_leaf[graph_->host_leaf(h)].push_back(u);
     }

@@ -110,11 +110,14 @@ static void _load_topology(void) {
     for (int i = 0; i < node_record_count; i++)
         if (!names[i])
             names[i] = "";
-    if (ai_select_load(conf, fabric, names, node_record_count, err, sizeof(err)) < 0)
+    int rc = ai_select_load(conf, fabric, names, node_record_count, err, sizeof(err));
+    if (rc < 0)
         error("%s: %s: %s; jobs are placed by %s", AI_LOG, conf, err,
               "the last good configuration, or plain cons_tres if there is none");
     else
         verbose("%s: loaded %s (fabric default %s)", AI_LOG, conf, fabric);
+    if (rc > 0)
+        info("%s: %s: %s", AI_LOG, conf, err);
     xfree(names);
     xfree(conf);
     xfree(fabric);

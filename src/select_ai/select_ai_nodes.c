@@ -68,13 +68,18 @@ void ai_note_down_nodes(void) {
     }
     for (int i = 0; (node_ptr = next_node(&i)); i++) {
         bool down = IS_NODE_DOWN(node_ptr);
-        if (down && !bit_test(was_down, node_ptr->index)) {
-            bit_set(was_down, node_ptr->index);
-            ai_select_note_failure(node_ptr->name);
-            noted = true;
-            log_flag(SELECT_TYPE, "%s: %s is down: counted in its failure history", AI_LOG,
-                     node_ptr->name);
-        } else if (!down) {
+        bool drain = IS_NODE_DRAIN(node_ptr);
+        if ((down || drain) && !bit_test(was_down, node_ptr->index)) {
+            /* A DRAIN for maintenance does not count, and is looked at again: its reason may
+             * change, or the node go DOWN. */
+            if (ai_select_note_failure(node_ptr->name, node_ptr->reason, down) > 0) {
+                bit_set(was_down, node_ptr->index);
+                noted = true;
+                log_flag(SELECT_TYPE, "%s: %s is %s (%s): counted in its failure history",
+                         AI_LOG, node_ptr->name, down ? "down" : "drained",
+                         node_ptr->reason ? node_ptr->reason : "no reason");
+            }
+        } else if (!down && !drain) {
             bit_clear(was_down, node_ptr->index);
         }
     }

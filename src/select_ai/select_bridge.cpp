@@ -75,7 +75,8 @@ extern "C" int ai_select_load(const char *conf_path, const char *default_fabric,
             copy_message(err, errlen, e->message());
             return -1;
         }
-        return 0;
+        copy_message(err, errlen, service().load_note());
+        return service().load_note().empty() ? 0 : 1;
     });
 }
 
@@ -137,11 +138,12 @@ extern "C" void ai_select_forget(uint32_t job_id) {
     });
 }
 
-extern "C" void ai_select_note_failure(const char *node) {
+extern "C" int ai_select_note_failure(const char *node, const char *reason, int down) {
     char err[64];
-    guarded(err, sizeof err, [&] {
-        service().note_failure(node ? node : "", now_s());
-        return 0;
+    return guarded(err, sizeof err, [&] {
+        return service().note_failure(node ? node : "", now_s(), reason ? reason : "", down != 0)
+                   ? 1
+                   : 0;
     });
 }
 

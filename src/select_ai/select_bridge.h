@@ -58,6 +58,8 @@ typedef struct {
 } ai_gang_member_t;
 
 /* (Re)loads ai_select.conf and the topology it names. On error the last good state stays. */
+/* 0: loaded; 1: loaded, with a note in err for the log (a RiskModel= not used); -1: not
+ * loaded, the reason in err. */
 int ai_select_load(const char *conf_path, const char *default_fabric, const char *const *node_names,
                    uint32_t node_count, char *err, size_t errlen);
 int ai_select_debug(void);
@@ -104,7 +106,11 @@ int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t en
 /* How many times the service decoded a job's options, and for how many jobs it keeps one
  * (the plugin's debug statistics: a pending job tested many times is decoded once). */
 uint64_t ai_select_option_decodes(uint32_t *cached_jobs);
-void ai_select_note_failure(const char *node);
+/* A node went DOWN (down 1) or DRAIN (down 0) with Slurm's reason text: a DOWN counts in its
+ * failure history, by the reason's class (failure_class.hpp); a DRAIN only when its reason
+ * names a failing part (a GPU, the network, power, cooling, software), not for maintenance.
+ * 1 when it counted. */
+int ai_select_note_failure(const char *node, const char *reason, int down);
 
 int ai_select_state_save(const char *dir, char *err, size_t errlen);
 int ai_select_state_restore(const char *dir, char *err, size_t errlen);

@@ -54,8 +54,26 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
     auto graph = load_cluster(cfg.cluster);
     if (!graph)
         return graph.error();
-    auto l = std::unique_ptr<Loaded>(
-        new Loaded{std::move(cfg), std::move(graph).value(), nullptr, std::nullopt, {}, {}});
+    auto l = std::unique_ptr<Loaded>(new Loaded{std::move(cfg), std::move(graph).value(), nullptr,
+                                                std::nullopt, {}, {}, std::nullopt});
+    std::string note;
+    if (!l->config.risk_model.empty()) {
+        auto model = LearnedRisk::load(l->config.risk_model);
+        if (!model)
+            return model.error();
+        const auto &i = model->info;
+        if (i.beats_hand_written) {
+            l->learned = std::move(model).value();
+            note = "RiskModel=" + l->config.risk_model + ": learned host failure rates in use";
+        } else {
+            note = "RiskModel=" + l->config.risk_model +
+                   ": not used, it did not beat the hand-written rates on its held-out days "
+                   "(AUC " + std::to_string(i.auc) + " against " +
+                   std::to_string(i.auc_hand_written) + ", log-loss " +
+                   std::to_string(i.log_loss) + " against " +
+                   std::to_string(i.log_loss_hand_written) + ")";
+        }
+    }
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
                                                   l->config.engine);
     l->policy = make_policy(l->config.policy);
@@ -77,6 +95,7 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
                           "a fabric with at least one node of slurm.conf among its hosts",
                           conf_path, 0};
     loaded_ = std::move(l);
+    load_note_ = std::move(note);
     return std::nullopt;
 }
 
@@ -210,8 +229,42 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
     for (const auto &[name, hist] : failures_)
         if (int h = l.graph.host_index(name); h >= 0)
             state.failures[h] = failures(name, t);
+    if (l.learned)
+        add_learned_rates(state, t);
     add_uplink_load(state);
     return state;
+}
+
+// The learned model's host rates (learned_risk.hpp): each host's inputs from its history
+// and its leaf's. Hosts with no failure anywhere in their leaf share one value.
+void SelectService::add_learned_rates(ClusterState &state, double t) const {
+    const Loaded &l = *loaded_;
+    const int hosts = l.graph.host_count();
+    std::vector<const HostFailures *> of(static_cast<std::size_t>(hosts), nullptr);
+    std::map<int, std::pair<double, int>> leaf;  // weekly sum, hosts above 0.05
+    for (const auto &[name, hist] : failures_)
+        if (int h = l.graph.host_index(name); h >= 0) {
+            of[static_cast<std::size_t>(h)] = &hist;
+            auto &s = leaf[l.graph.host_leaf(h)];
+            s.first += state.failures[h];
+            s.second += state.failures[h] > 0.05;
+        }
+    const double clean = l.learned->rate_per_day(hazard_inputs(HostFailures{}, t, 0, 0));
+    state.learned_rate.assign(static_cast<std::size_t>(hosts), clean);
+    static const HostFailures kNone{};
+    for (int h = 0; h < hosts; ++h) {
+        const int at = l.graph.host_leaf(h);
+        auto s = leaf.find(at);
+        if (s == leaf.end() && !of[static_cast<std::size_t>(h)])
+            continue;
+        const double mine = state.failures[h];
+        const double others = s == leaf.end() ? 0 : s->second.first - mine;
+        const int flagged = s == leaf.end() ? 0 : s->second.second - (mine > 0.05);
+        const auto n = at >= 0 ? l.graph.hosts_at_leaf(at).size() : 1;
+        const HostFailures &hist = of[static_cast<std::size_t>(h)] ? *of[static_cast<std::size_t>(h)] : kNone;
+        state.learned_rate[static_cast<std::size_t>(h)] = l.learned->rate_per_day(
+            hazard_inputs(hist, t, others, n > 1 ? flagged / static_cast<double>(n - 1) : 0.0));
+    }
 }
 
 SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &demand,
@@ -403,28 +456,39 @@ void SelectService::forget(std::uint32_t job_id) {
     }
 }
 
-void SelectService::note_failure(const std::string &node, double t) {
+bool SelectService::note_failure(const std::string &node, double t, const std::string &reason,
+                                 bool down) {
+    const FailureClass kind = classify_failure(reason);
+    if (!down && kind == FailureClass::kOther)
+        return false;  // drained for maintenance, or for no reason it gives
     // A node still down when slurmctld restarts is seen going down again: one failure
-    // within an hour counts once.
-    if (auto it = failures_.find(node); it != failures_.end() && t - it->second.at_s < 3600)
-        return;
-    auto &h = failures_[node];
-    h.count = failures(node, t) + 1;
-    h.at_s = t;
+    // within an hour counts once (HostFailures::note).
+    failures_[node].note(t, kind);
+    return true;
 }
 
 double SelectService::failures(const std::string &node, double t) const {
     auto it = failures_.find(node);
-    if (it == failures_.end())
-        return 0;
     // A failure dated in the future (the clock was set back) counts as a failure now.
-    return it->second.count * std::exp2(-std::max(0.0, t - it->second.at_s) / kFailureHalfLifeS);
+    return it == failures_.end() ? 0 : it->second.as_of(t).week;
+}
+
+const HostFailures *SelectService::history(const std::string &node) const {
+    auto it = failures_.find(node);
+    return it == failures_.end() ? nullptr : &it->second;
 }
 
 std::optional<std::string> SelectService::save_state(const std::string &dir) const {
-    json j{{"version", 1}, {"failures", json::object()}};
-    for (const auto &[name, h] : failures_)
-        j["failures"][name] = {{"count", h.count}, {"at", h.at_s}};
+    json j{{"version", 2}, {"failures", json::object()}};
+    for (const auto &[name, h] : failures_) {
+        json classes = json::object();
+        for (int c = 0; c < kFailureClasses; ++c)
+            if (h.by_class[static_cast<std::size_t>(c)] > 0)
+                classes[std::string(to_string(static_cast<FailureClass>(c)))] =
+                    h.by_class[static_cast<std::size_t>(c)];
+        j["failures"][name] = {{"day", h.day},     {"week", h.week},         {"month", h.month},
+                               {"at", h.at},       {"last", h.last},         {"classes", classes}};
+    }
     try {
         write_text_file_atomically((std::filesystem::path(dir) / "ai_select_state.json").string(),
                                    j.dump(1) + "\n");
@@ -449,20 +513,67 @@ std::optional<InputError> SelectService::restore_state(const std::string &dir) {
     auto text = read_text_file(path, 64u << 20);
     if (!text)
         return text.error();
-    std::map<std::string, History> restored;
+    std::map<std::string, HostFailures> restored;
     try {
         auto j = json::parse(text.value());
-        if (j.value("version", 0) != 1)
-            return InputError{"version", j.value("version", json()).dump(), "1 (starting clean)",
-                              path, 0};
+        const int version = j.value("version", 0);
+        if (version != 1 && version != 2)
+            return InputError{"version", j.value("version", json()).dump(),
+                              "1 or 2 (starting clean)", path, 0};
+        auto number = [&](const json &h, const std::string &name, const char *key,
+                          bool count) -> Parsed<double> {
+            const double v = h.at(key).get<double>();
+            if (!std::isfinite(v) || (count && v < 0))
+                return InputError{"failures." + name + "." + key, h[key].dump(),
+                                  count ? "a finite count >= 0 (corrupt: starting clean)"
+                                        : "a finite time (corrupt: starting clean)",
+                                  path, 0};
+            return v;
+        };
         for (const auto &[name, h] : j.at("failures").items()) {
-            History r{h.at("count").get<double>(), h.at("at").get<double>()};
-            if (!std::isfinite(r.count) || r.count < 0)
-                return InputError{"failures." + name + ".count", h["count"].dump(),
-                                  "a finite count >= 0 (corrupt: starting clean)", path, 0};
-            if (!std::isfinite(r.at_s))
-                return InputError{"failures." + name + ".at", h["at"].dump(),
-                                  "a finite time (corrupt: starting clean)", path, 0};
+            HostFailures r;
+            if (version == 1) {
+                // The first format kept the weekly count alone: the other counts start
+                // from it, the class is unknown.
+                auto count = number(h, name, "count", true);
+                auto at = number(h, name, "at", false);
+                if (!count)
+                    return count.error();
+                if (!at)
+                    return at.error();
+                r.day = r.week = r.month = count.value();
+                r.by_class[static_cast<std::size_t>(FailureClass::kOther)] = count.value();
+                r.at = r.last = at.value();
+            } else {
+                for (auto [key, out] : {std::pair<const char *, double *>{"day", &r.day},
+                                        {"week", &r.week},
+                                        {"month", &r.month}}) {
+                    auto v = number(h, name, key, true);
+                    if (!v)
+                        return v.error();
+                    *out = v.value();
+                }
+                auto at = number(h, name, "at", false);
+                auto last = number(h, name, "last", false);
+                if (!at)
+                    return at.error();
+                if (!last)
+                    return last.error();
+                r.at = at.value();
+                r.last = last.value();
+                for (const auto &[cls, v] : h.at("classes").items()) {
+                    int c = 0;
+                    while (c < kFailureClasses && to_string(static_cast<FailureClass>(c)) != cls)
+                        ++c;
+                    if (c == kFailureClasses || !v.is_number() || !std::isfinite(v.get<double>()) ||
+                        v.get<double>() < 0)
+                        return InputError{"failures." + name + ".classes." + cls, v.dump(),
+                                          "a class of failure_class.hpp with a count >= 0 "
+                                          "(corrupt: starting clean)",
+                                          path, 0};
+                    r.by_class[static_cast<std::size_t>(c)] = v.get<double>();
+                }
+            }
             restored[name] = r;
         }
     } catch (const std::exception &e) {

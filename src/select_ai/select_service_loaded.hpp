@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/cluster_graph.hpp"
@@ -20,6 +21,7 @@ struct SelectService::Loaded {
     std::optional<PlacementPolicy> policy;  // config.policy, made once at load
     std::vector<int> host_of_node;          // Slurm node index -> host, -1 outside the fabric
     std::vector<int> node_of_host;          // host -> Slurm node index, -1 unknown to Slurm
+    std::optional<LearnedRisk> learned;     // RiskModel=, when it beat the hand-written rates
 };
 
 }  // namespace slurm_ai

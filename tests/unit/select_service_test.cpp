@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 
 using namespace slurm_ai;
@@ -215,7 +216,7 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     a.note_failure("g2", 1000);
     a.note_failure("g2", 1100);  // the same outage seen twice counts once
     CHECK(a.failures("g2", 1000) == Approx(1.0));
-    CHECK(a.failures("g2", 1000 + kFailureHalfLifeS) == Approx(0.5));
+    CHECK(a.failures("g2", 1000 + kWeekHalfLifeS) == Approx(0.5));
     a.note_failure("g2", 1000 + 7200);
     REQUIRE_FALSE(a.save_state(dir));
 
@@ -232,6 +233,71 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     CHECK(c.failures("g2", 0) == 0);
     std::filesystem::remove(dir + "/ai_select_state.json");
     CHECK_FALSE(SelectService().restore_state(dir));  // no file: a first start
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[service][failures]") {
+    auto dir = temp_dir();
+    SelectService a;
+    // DOWN counts, by the class of Slurm's reason; a DRAIN only when its reason names a
+    // failing part.
+    CHECK(a.note_failure("g1", 1000, "NHC: check_gpu: GPU 2 DBE ECC errors", true));
+    CHECK(a.note_failure("g1", 90000, "GPU 2 Xid 48", false));
+    CHECK(a.note_failure("g3", 1000, "IB port mlx5_1 link down", false));
+    CHECK(a.note_failure("g3", 90000, "Not responding", true));
+    CHECK(a.note_failure("g4", 1000, "kernel panic", false));  // software: a named part
+    CHECK_FALSE(a.note_failure("g2", 1000, "maintenance window", false));
+    CHECK(a.history("g2") == nullptr);
+    const HostFailures *g1 = a.history("g1");
+    REQUIRE(g1);
+    CHECK(g1->by_class[static_cast<std::size_t>(FailureClass::kGpu)] > 1.5);
+    const HostFailures *g3 = a.history("g3");
+    REQUIRE(g3);
+    CHECK(g3->as_of(90000).by_class[static_cast<std::size_t>(FailureClass::kNetwork)] ==
+          Approx(std::exp2(-89000 / kWeekHalfLifeS)));
+    CHECK(g3->by_class[static_cast<std::size_t>(FailureClass::kOther)] == Approx(1.0));
+    // The classes survive the state file (version 2)...
+    REQUIRE_FALSE(a.save_state(dir));
+    SelectService b;
+    REQUIRE_FALSE(b.restore_state(dir));
+    REQUIRE(b.history("g1"));
+    CHECK(*b.history("g1") == *g1);
+    // ...and the first version's file still reads, its counts of class "other".
+    write(dir + "/ai_select_state.json",
+          R"({"version": 1, "failures": {"g2": {"count": 2, "at": 5000}}})");
+    SelectService c;
+    REQUIRE_FALSE(c.restore_state(dir));
+    CHECK(c.failures("g2", 5000) == Approx(2));
+    CHECK(c.history("g2")->by_class[static_cast<std::size_t>(FailureClass::kOther)] == 2);
+    write(dir + "/ai_select_state.json",
+          R"({"version": 2, "failures": {"g2": {"day": 1, "week": 1, "month": 1, "at": 5,
+              "last": 5, "classes": {"gpu": -1}}}})");
+    auto bad = SelectService().restore_state(dir);
+    REQUIRE(bad);
+    CHECK(bad->field == "failures.g2.classes.gpu");
+    std::filesystem::remove_all(dir);
+}
+
+TEST_CASE("RiskModel= is used only when it beat the hand-written rates", "[service][failures]") {
+    auto dir = temp_dir();
+    LearnedRisk m;
+    m.w.back() = -4;  // p = 0.018 a day everywhere
+    m.info.beats_hand_written = false;
+    write(dir + "/model.json", m.to_json());
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\nRiskModel=model.json\n");
+    SelectService s;
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    CHECK_THAT(s.load_note(), Catch::Contains("not used") && Catch::Contains("model.json"));
+    m.info.beats_hand_written = true;
+    write(dir + "/model.json", m.to_json());
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    CHECK_THAT(s.load_note(), Catch::Contains("in use"));
+    // A broken file is a configuration error naming it; the last good one stays.
+    write(dir + "/model.json", "{\"format\": \"something else\"}");
+    auto err = s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes);
+    REQUIRE(err);
+    CHECK(err->field == "format");
+    CHECK(s.ready());
     std::filesystem::remove_all(dir);
 }
 

@@ -25,6 +25,9 @@
 //   CostInterEfficiency=X     the cost model's constants (see docs/cost-model.md)
 //   RiskHostPerDay=X, RiskSwitchPerDay=X, RiskDomainPerDay=X   failure rates of the risk
 //                             model (a host, a leaf switch, an NVLink domain)
+//   RiskModel=PATH            a learned model of host failure rates (ai-sim train-risk;
+//                             learned_risk.hpp), used only if it beat the hand-written
+//                             rates on its held-out days (default: none)
 //   CommShare=X               for a job without --ai-comm compute=: the share of its step
 //                             that is communication on its nodes (default 0.5); the plugin
 //                             weighs running jobs' uplink load by it, ai-elasticd their
@@ -75,6 +78,7 @@ struct PluginConfig {
     RiskConstants risk;
     std::optional<CommSpec> default_comm;
     double comm_share = 0.5;  // CommShare
+    std::string risk_model;   // RiskModel: a file, or empty
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
     bool debug = false;

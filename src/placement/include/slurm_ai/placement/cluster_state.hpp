@@ -26,6 +26,9 @@ struct ClusterState {
     std::vector<double> uplink_load;   // per Fabric node (switches): share of uplink
                                        // capacity other jobs use, in [0, 1)
     std::vector<std::uint8_t> down;    // per host: down, drained or failing in Slurm
+    // Per host, its failure rate per day from the learned risk model (learned_risk.hpp);
+    // empty: the risk model's hand-written rates from `failures`.
+    std::vector<double> learned_rate;
 
     // An NVLink domain (ClusterGraph::nvlink_domain) with a member down or drained, or
     // that the fabric file marks degraded.

@@ -9,7 +9,9 @@
 // Failure domains are each host, each leaf switch the job uses (a switch takes all the
 // job's hosts below it) and each multi-node NVLink domain (its NVSwitch trays and IMEX
 // take all the job's hosts in it); hosts and switches that failed recently fail more
-// often, and a degraded NVLink domain (a member down or drained) more often still.
+// often, and a degraded NVLink domain (a member down or drained) more often still. Where
+// the state carries learned host rates (ClusterState::learned_rate, learned_risk.hpp) they
+// replace the hand-written host rates; switches and domains keep theirs.
 // The score is the expected share of the job lost per day.
 #pragma once
 

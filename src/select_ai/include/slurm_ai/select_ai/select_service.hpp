@@ -22,6 +22,7 @@
 #include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/placement/failure_history.hpp"
 #include "slurm_ai/select_ai/select_node.h"
 
 namespace slurm_ai {
@@ -115,9 +116,17 @@ class SelectService {
                        const std::string &stock_nodes, NodeRange slurm = {});
     void forget(std::uint32_t job_id);
 
-    // A node went down: its decayed failure count grows and steers placements away.
-    void note_failure(const std::string &node, double now_s);
-    double failures(const std::string &node, double now_s) const;
+    // A node went DOWN (down) or DRAIN with Slurm's reason text: a DOWN counts in its
+    // failure history by the reason's class (failure_class.hpp), a DRAIN only when the
+    // reason names a failing part. True when it counted. The history steers placements
+    // away (the risk model's weekly count, or the learned model's inputs).
+    bool note_failure(const std::string &node, double now_s, const std::string &reason = {},
+                      bool down = true);
+    double failures(const std::string &node, double now_s) const;  // the weekly count
+    const HostFailures *history(const std::string &node) const;
+    // What the last successful load has to say besides success (a RiskModel= not used);
+    // empty when nothing.
+    const std::string &load_note() const { return load_note_; }
 
     // The failure history, as JSON in <dir>/ai_select_state.json. Saving returns the I/O
     // error naming the file; a rejected file keeps the history in memory as it was.
@@ -127,11 +136,8 @@ class SelectService {
   private:
     struct Loaded;
     std::unique_ptr<Loaded> loaded_;
-    struct History {
-        double count = 0;
-        double at_s = 0;
-    };
-    std::map<std::string, History> failures_;
+    std::string load_note_;
+    std::map<std::string, HostFailures> failures_;
     std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::string> fallbacks_;
@@ -166,12 +172,12 @@ class SelectService {
     void note_running(std::uint32_t job_id, const std::string &nodes, const std::string &gpus,
                       const JobOptions &options);
     void add_uplink_load(ClusterState &state) const;
+    void add_learned_rates(ClusterState &state, double t) const;
 };
 
 // A gang plan that none of its members has started on within this time is dropped, so
 // that nodes are never held for a gang slurmctld no longer tries to start.
 inline constexpr std::int64_t kGangPlanTtlS = 120;
 
-inline constexpr double kFailureHalfLifeS = 7 * 86400.0;
 
 }  // namespace slurm_ai
