@@ -190,13 +190,26 @@ PY
                   printf 'AI_DAG=%s\n_SLURM_SPANK_OPTION_ai_ai_locality=soft\n' "$line"; } | seed "$d"
             done ;;
         select_state)  # failure histories of the fabric's hosts, as save_state writes them
+            # (version 1, and version 2 with the classes of the fault trace's first faults)
             hosts_of_fabric | python3 -c '
 import json, sys
 hosts = sorted(set(sys.stdin.read().split()))
+trace = json.load(open(sys.argv[1]))
+classes = ["gpu", "network", "power", "cooling", "software", "other"]
 for n in (1, 5, len(hosts)):
     f = {h: {"count": 1 + i % 3, "at": 1.7e9 + 3600 * i} for i, h in enumerate(hosts[:n])}
-    print(json.dumps({"version": 1, "failures": f}))' |
+    print(json.dumps({"version": 1, "failures": f}))
+    g = {}
+    for i, h in enumerate(hosts[:n]):
+        e = trace[i % len(trace)]
+        cls = [c for c in classes if c in (e["fault_type"]["Class"] + e["fault_type"]["Desc"]).lower()]
+        t = 1.7e9 + 86400 * e["event_time"]
+        g[h] = {"day": 0.5, "week": 1 + i % 3, "month": 2, "at": t, "last": t,
+                "classes": {(cls or ["other"])[0]: 1 + i % 3}}
+    print(json.dumps({"version": 2, "failures": g}))' "$data/failures/infinitehbd-fault-trace.json" |
                 while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
+        learned_risk)  # the model ai-sim train-risk made of the fault trace (contrib)
+            seed_files "$d" contrib/slurm.conf.d/risk-model-*.json ;;
         checkpoint_records)  # restart records and checkpoint names naming the fabric's hosts
             hosts_of_fabric | sort -u | sed -n 1,12p | while read -r name; do
                 printf 'step-%08d' "$(printf '%s' "$name" | cksum | cut -c1-6)" | seed "$d"

@@ -34,6 +34,7 @@
 #include "metrics.hpp"
 #include "output.hpp"
 #include "report_cases.hpp"
+#include "report_failures.hpp"
 #include "scenario.hpp"
 #include "svg_chart.hpp"
 #include "task_pool.hpp"
@@ -44,8 +45,6 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::vector<std::string> kPolicies{"slurm-default", "tree-bestfit", "engine", "suite"};
-const std::vector<std::string> kFailurePolicies{"slurm-default", "tree-bestfit", "engine",
-                                                "engine-norisk", "suite"};
 const std::vector<std::string> kScalePolicies{"slurm-default", "tree-bestfit", "engine",
                                               "engine-norisk"};
 const std::vector<std::string> kFabricPolicies{"slurm-default", "tree-bestfit", "block-bestfit",
@@ -110,15 +109,6 @@ ScenarioSpec fabric_spec(bool quick, const FabricCase &f) {
     return with_defaults(s);
 }
 
-FailureParams failure_params() {
-    FailureParams f;
-    f.node_rate_per_day = 0.05;
-    f.flaky_share = 0.1;
-    f.flaky_factor = 10;
-    f.repair_s = 4 * 3600;
-    f.checkpoint_s = 3600;
-    return f;
-}
 
 std::string relative_link(const std::string &markdown, const std::string &dir) {
     auto base = fs::weakly_canonical(fs::absolute(markdown)).parent_path();
@@ -326,13 +316,8 @@ int write_report(const ReportOptions &o) {
     for (std::size_t i : {0, 1, 4})
         planning.push_back({specs[i].name, specs[i].title, specs[i].parts, {"suite"},
                             headline_only()});
-    // Failures: philly-gpus with node failures over several seeds, no contention (the
-    // placements differ little with it, and it costs time), the assumed elastic share.
+    // Failures: the fault trace replayed (report_failures.hpp), `seeds` windows a size.
     const int seeds = std::max(o.seeds, 1);
-    std::vector<CaseSpec> failing;
-    for (int s = 0; s < seeds; ++s)
-        failing.push_back({"philly-gpus", "", specs[0].parts, kFailurePolicies,
-                           {{false, kAssumedElasticShare}}});
     // The communication share of a cost-model job's ideal step, which Philly does not
     // record: philly-gpus again with other shares, contention off and no elastic job.
     const std::vector<double> comm_shares{0.1, 0.25};
@@ -347,13 +332,6 @@ int write_report(const ReportOptions &o) {
     const SimOptions plain = base_options();
     SimOptions plans = plain;
     plans.suite.plan_with_engine = true;
-    std::vector<SimOptions> fail_options;
-    for (int s = 0; s < seeds; ++s) {
-        SimOptions f = base_options();
-        f.seed = static_cast<std::uint64_t>(s + 1);
-        f.failures = failure_params();
-        fail_options.push_back(f);
-    }
     std::vector<std::function<void()>> tasks;
     std::vector<std::unique_ptr<CaseResult>> results;
     auto plan = [&](const CaseSpec &spec, const SimOptions &opts) -> CaseResult * {
@@ -362,7 +340,8 @@ int write_report(const ReportOptions &o) {
             throw *err;
         return results.back().get();
     };
-    std::vector<CaseResult *> cases, big, planned, failed, shares;
+    std::vector<CaseResult *> cases, big, planned, shares;
+    FailureStudy study;
     try {
         for (const auto &s : larger)
             big.push_back(plan(s, plain));
@@ -370,9 +349,8 @@ int write_report(const ReportOptions &o) {
             cases.push_back(plan(s, plain));
         for (const auto &s : planning)
             planned.push_back(plan(s, plans));
-        for (int s = 0; s < seeds; ++s)
-            failed.push_back(plan(failing[static_cast<std::size_t>(s)],
-                                  fail_options[static_cast<std::size_t>(s)]));
+        if (auto err = plan_failures(study, o.quick, seeds, tasks))
+            throw *err;
         for (const auto &s : sensitivity)
             shares.push_back(plan(s, plain));
     } catch (const InputError &e) {
@@ -435,18 +413,17 @@ int write_report(const ReportOptions &o) {
             g.values.push_back(pollux.figures[pollux.variant(kHeadline)][p][w].mean_jct_h);
         pollux_bars.groups.push_back(g);
     }
-    std::vector<std::vector<Summary>> sum_fail;
-    for (const auto *f : failed)
-        sum_fail.push_back(f->rows.front());
-    BarChart lost_bars{"Failures (mean over seeds): lost GPU-hours by job graph", "lost GPU-hours",
-                       kFailurePolicies, {}};
+    BarChart lost_bars{fmt::format("Trace replay on {} hosts (mean per window): lost GPU-hours by "
+                                   "job graph",
+                                   study.sizes.front().hosts),
+                       "lost GPU-hours", study.policies, {}};
     for (int r = 0; r < kRegimes; ++r) {
         BarChart::Group g{to_string(static_cast<Regime>(r)), {}};
-        for (std::size_t p = 0; p < kFailurePolicies.size(); ++p) {
+        for (std::size_t p = 0; p < study.policies.size(); ++p) {
             double sum = 0;
-            for (const auto &s : sum_fail)
-                sum += s[p].lost_gpu_h[static_cast<std::size_t>(r)];
-            g.values.push_back(sum / seeds);
+            for (const auto &w : study.sizes.front().rows)
+                sum += w[p].lost_gpu_h[static_cast<std::size_t>(r)];
+            g.values.push_back(sum / std::max<std::size_t>(study.sizes.front().rows.size(), 1));
         }
         lost_bars.groups.push_back(g);
     }
@@ -510,6 +487,44 @@ int write_report(const ReportOptions &o) {
                                {"worst_mean_jct_change", worst_change},
                                {"worst", worst},
                                {"met", worst_change <= 0.01}});
+    }
+    // The failure targets, on the trace replay's smaller cluster.
+    {
+        const auto h = failure_headline(study, 0);
+        const int study_hosts = study.sizes.front().hosts;
+        for (int r : {1, 2}) {
+            const auto &paired = h.paired[static_cast<std::size_t>(r)];
+            const double window = h.window_win_rate[static_cast<std::size_t>(r)];
+            targets.push_back(
+                {fmt::format("geometry-aware placement wins at least 87% of comparisons, {} "
+                             "({} hosts, the trace)",
+                             to_string(static_cast<Regime>(r)), study_hosts),
+                 fmt::format("{:.0f}% window by window; {} decision by decision ({} comparisons)",
+                             100 * window,
+                             paired.comparisons() ? fmt::format("{:.0f}%", 100 * paired.win_rate())
+                                                  : std::string("none"),
+                             paired.comparisons()),
+                 window >= 0.87});
+            target_json.push_back({{"scenario", "failures"},
+                                   {"regime", r == 1 ? "cyclic" : "tree"},
+                                   {"window_win_rate", window},
+                                   {"paired_win_rate", paired.win_rate()},
+                                   {"paired_comparisons", paired.comparisons()},
+                                   {"met", window >= 0.87}});
+        }
+        const double suite = relative(h.lost_suite, h.lost_tree),
+                     engine = relative(h.lost_engine, h.lost_tree);
+        targets.push_back(
+            {fmt::format("GPU-hours lost to failures at least 25% below tree best fit ({} hosts, "
+                         "the trace)",
+                         study_hosts),
+             fmt::format("the suite {} (with ai-recover), the engine alone {} (Slurm's requeue)",
+                         change(h.lost_suite, h.lost_tree), change(h.lost_engine, h.lost_tree)),
+             suite <= -0.25});
+        target_json.push_back({{"scenario", "failures"},
+                               {"lost_gpu_h_change_suite", suite},
+                               {"lost_gpu_h_change_engine", engine},
+                               {"met", suite <= -0.25}});
     }
 
     // The page.
@@ -605,16 +620,18 @@ int write_report(const ReportOptions &o) {
     line("  lets it start (from the job that loses least goodput per GPU); idle nodes a waiting");
     line("  job needs are never grown into; the other idle nodes go one at a time to the job");
     line("  whose next node adds most goodput per GPU, while that is at least 0.5 GPU per GPU.");
-    line("- **Failures** (section 6): nodes fail as Poisson processes, a tenth of them ten times");
-    line("  as often; a failed node is down for 4 h; a failure stops every job with a GPU on the");
-    line("  node. Slurm's recovery (every policy but `suite`): the job is requeued and may start");
+    line("- **Failures** (section 6): a real fault trace replayed (each fault for its own");
+    line("  duration; a host fault stops every job with a GPU on the host, a network fault the");
+    line("  jobs that span hosts through it). Slurm's recovery (every policy but `suite`): the");
+    line("  job is requeued and may start");
     line("  again 140 s after the failure (detection, then the requeued job's begin time,");
     line("  CredExpire + 1 = 121 s), anywhere, from its last hourly checkpoint, losing the");
     line("  GPU-hours since. The suite's (ai-recover): the survivors save the last committed step,");
     line("  so nothing is lost; an elastic job that keeps its MIN shrinks around the node and goes");
     line("  on 19 s later, any other is requeued without the node and may start 19 s later. Both");
-    line("  delays are what `bench/ai-bench/recovery.sh` measured (docs/checkpoint.md). The");
-    line("  failure times depend on the seed only, so every policy meets the same failures.");
+    line("  delays are what `bench/ai-bench/recovery.sh` measured (docs/checkpoint.md). Every");
+    line("  policy meets the same faults. (`ai-sim run --failure-rate` injects Poisson failures");
+    line("  instead.)");
     line("- **Metrics.** JCT: completion minus submission. Queueing delay: first start minus");
     line("  submission. Over the jobs with several GPUs, at their last placement: communication");
     line("  share of the step time, placement efficiency (communication on the ideal placement /");
@@ -809,94 +826,15 @@ int write_report(const ReportOptions &o) {
                "--suite-plans-backfill` keeps the experiment).");
     line();
 
-    line("## 6. Failures: recovery, and geometry-aware against geometry-blind placement");
+    line("## 6. Failures as they happen: a real fault trace");
+    line();
+    page.raw(failures_section(study));
+    line(fmt::format("![Lost GPU-hours]({}/sim-failures-lost.svg)", link));
     line();
     {
-        const auto f = failure_params();
-        line(fmt::format(
-            "philly-gpus with node failures: {:g} per node per day, {:.0f}% of the nodes {:g} "
-            "times as often, down {:g} h, checkpoints every {:g} h; seeds 1 to {}; no contention, "
-            "{} of the elastic-capable jobs elastic. `suite` recovers with ai-recover, every other "
-            "policy as Slurm does. `engine` with its failure-risk term (it knows each job's "
-            "execution graph and the nodes' failure history) is the geometry-aware placement, "
-            "`engine-norisk` the geometry-blind one. Job graphs: *cyclic* (all-reduce rings over "
-            "several GPUs), *tree-like* (pipelines and parameter-server trees) and single-GPU "
-            "jobs.",
-            f.node_rate_per_day, 100 * f.flaky_share, f.flaky_factor, f.repair_s / 3600,
-            f.checkpoint_s / 3600, seeds, share_name(kAssumedElasticShare)));
-        line();
-        std::vector<Summary> mean_rows;
-        for (std::size_t p = 0; p < kFailurePolicies.size(); ++p) {
-            std::vector<Summary> per_seed;
-            for (const auto &s : sum_fail)
-                per_seed.push_back(s[p]);
-            mean_rows.push_back(mean_of(per_seed));
-        }
-        line(fmt::format("Totals over the {} seeds (failures, jobs stopped) and means per seed "
-                         "(lost GPU-hours):",
-                         seeds));
-        line();
-        page.raw(failures_table(mean_rows, true));
-        line();
-        page.raw("| policy | failures stopping >1 job / stopping any | mean JCT h | p99 JCT h |\n");
-        page.raw("|---|---:|---:|---:|\n");
-        for (const auto &m : mean_rows)
-            page.raw(fmt::format("| {} | {:.1f}% | {:.3f} | {:.2f} |\n", m.policy,
-                                 m.failures_stopping_jobs ? 100.0 * m.failures_stopping_several /
-                                                                m.failures_stopping_jobs
-                                                          : 0.0,
-                                 m.mean_jct_h, m.p99_jct_h));
-        line();
-        line(fmt::format("![Lost GPU-hours]({}/sim-failures-lost.svg)", link));
-        line();
-        {
-            const Summary su = by_policy(mean_rows, "suite"), en = by_policy(mean_rows, "engine"),
-                          t = by_policy(mean_rows, "tree-bestfit");
-            line(fmt::format(
-                "Recovery: with the same placements (the engine's), ai-recover changes the GPU-hours "
-                "lost to failures from {:.1f} to {:.1f} per seed and mean JCT by {}; against tree "
-                "best fit with Slurm's requeue, lost GPU-hours {} and mean JCT {}.",
-                en.lost_gpu_h_total(), su.lost_gpu_h_total(), change(su.mean_jct_h, en.mean_jct_h),
-                change(su.lost_gpu_h_total(), t.lost_gpu_h_total()),
-                change(su.mean_jct_h, t.mean_jct_h)));
-            line();
-            verdicts.push_back({"failures", "lost GPU-hours per seed", "tree-bestfit",
-                                su.lost_gpu_h_total(), t.lost_gpu_h_total(), true, 0});
-            verdicts.push_back({"failures", "mean JCT (h)", "tree-bestfit", su.mean_jct_h,
-                                t.mean_jct_h, true, 0});
-        }
-        line("Geometry-aware (`engine`) against geometry-blind (`engine-norisk`), seed by seed: a");
-        line("win is fewer GPU-hours lost by the jobs of that graph regime.");
-        line();
-        line("| regime | wins | ties | losses | win rate | mean lost GPU-h, aware | blind |");
-        line("|---|---:|---:|---:|---:|---:|---:|");
-        const std::size_t ie = 2, in = 3;  // engine, engine-norisk in kFailurePolicies
-        for (int r : {1, 2, 0}) {
-            int w = 0, t = 0, l = 0;
-            double a = 0, b = 0;
-            for (const auto &s : sum_fail) {
-                double x = s[ie].lost_gpu_h[static_cast<std::size_t>(r)];
-                double y = s[in].lost_gpu_h[static_cast<std::size_t>(r)];
-                a += x / seeds;
-                b += y / seeds;
-                if (std::abs(x - y) < 1e-9)
-                    ++t;
-                else if (x < y)
-                    ++w;
-                else
-                    ++l;
-            }
-            page.raw(fmt::format("| {} | {} | {} | {} | {:.0f}% | {:.1f} | {:.1f} |\n",
-                                 to_string(static_cast<Regime>(r)), w, t, l, 100.0 * w / seeds, a,
-                                 b));
-        }
-        line();
-        line("The number of node failures differs between policies because a run lasts until its");
-        line("last job ends, and failures keep coming until then. The two runs of a seed diverge");
-        line("from the first placement that differs, so a seed's difference mixes the risk term's");
-        line("effect with the noise of a different schedule; the win rate over seeds, not one");
-        line("seed, is the figure to read.");
-        line();
+        const auto h = failure_headline(study, 0);
+        verdicts.push_back({"failures (trace)", "lost GPU-hours per window", "tree-bestfit",
+                            h.lost_suite, h.lost_tree, true, 0});
     }
 
     line("## 7. Scale: one day of trace on a 10,000-GPU cluster");
@@ -959,7 +897,8 @@ int write_report(const ReportOptions &o) {
     line("- **The measurements come from one small testbed** (16 nodes of 4 T4 GPUs on 50 Gb/s");
     line("  Ethernet under one switch); placements there differ only in how the GPUs spread over");
     line("  nodes, and the Pollux workloads' durations are drawn from Philly and scaled.");
-    line("- **Failures** are independent per node (no switch or rack failures) and Poisson.");
+    line("- **Failures** come from one trace of one cluster (400 servers, a year): no switch");
+    line("  failures (the trace has none), and a rack is only as the simultaneous faults show it.");
     line("- **Scheduler details.** Slurm's event-triggered main scheduler looks at 100 jobs");
     line("  (default_queue_depth) and its backfill rounds times to 60 s and stops after");
     line("  bf_max_time; here the main scheduler walks the whole queue (up to the first job that");
@@ -979,6 +918,7 @@ int write_report(const ReportOptions &o) {
             j["scenarios"].push_back(case_json(*c));
         j["targets"] = target_json;
         j["backfill_planning"] = planning_json;
+        j["failures"] = failures_json(study);
         if (auto err = write_file(o.json, j.dump(2) + "\n")) {
             std::cerr << "ai-sim: " << *err << '\n';
             return 1;

@@ -213,7 +213,7 @@ void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     JobState &s = js_[j];
     // Where the geometry-blind engine would have put it, on the same free view.
     std::optional<PairedDecision> pair;
-    if (opt_.paired && policy_.searches()) {
+    if (opt_.paired && policy_.kind() == PlacementPolicy::Kind::kEngine) {
         pair.emplace();
         pair->t = t;
         pair->job = j;

@@ -231,7 +231,7 @@ struct FailureResult {
     std::array<double, kRegimes> lost_gpu_s{};  // by the regime of the jobs stopped
 };
 
-// One start of a job under a searched policy, and where the geometry-blind engine
+// One start of a job under the engine (its risk term on), and where the geometry-blind engine
 // (engine-norisk) would have put it on the same cluster state (SimOptions::paired), with
 // what each placement loses to the run's failures (evaluate_paired).
 struct PairedDecision {

@@ -1,0 +1,344 @@
+#include "report_failures.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "output.hpp"
+
+namespace slurm_ai::sim {
+namespace {
+
+const std::vector<std::string> kStudyPolicies{"tree-bestfit", "engine-norisk", "engine",
+                                              "engine-learned", "suite"};
+constexpr int kPopulation = 400;  // the InfiniteHBD study's servers
+constexpr double kWindowDays = 60;  // faults replayed from a window's start (runs end sooner)
+// Regimes as the JSON names them.
+constexpr const char *kRegimeKeys[kRegimes] = {"single", "cyclic", "tree"};
+
+std::size_t index_of(const std::vector<std::string> &v, const std::string &p) {
+    return static_cast<std::size_t>(std::find(v.begin(), v.end(), p) - v.begin());
+}
+
+ScenarioSpec study_spec(bool quick, int hosts, int overlay) {
+    ScenarioSpec s;
+    s.start = "2017-10-10";
+    s.overlay = overlay;
+    s.max_jobs = quick ? 300 : 0;
+    s.cluster.hosts = hosts;
+    s.cluster.host_gbps = 800;
+    s.jobs.request = RequestStyle::kFlexible;
+    s.jobs.elastic_share = 0.5;  // kAssumedElasticShare: the suite's shrink around a node
+    return with_defaults(s);
+}
+
+// Window by window, as the earlier evaluation counted (its seeds): a win is fewer GPU-hours
+// lost by the jobs of the regime in that window, engine against engine-norisk.
+std::array<std::array<int, 3>, kRegimes> window_tally(const FailureStudy::Size &s,
+                                                      std::size_t aware, std::size_t blind) {
+    std::array<std::array<int, 3>, kRegimes> out{};  // wins, ties, losses
+    for (const auto &w : s.rows)
+        for (int r = 0; r < kRegimes; ++r) {
+            const double a = w[aware].lost_gpu_h[static_cast<std::size_t>(r)];
+            const double b = w[blind].lost_gpu_h[static_cast<std::size_t>(r)];
+            ++out[static_cast<std::size_t>(r)][std::abs(a - b) < 1e-9 ? 1 : a < b ? 0 : 2];
+        }
+    return out;
+}
+
+double rate(const std::array<int, 3> &t) {
+    return t[0] + t[2] ? static_cast<double>(t[0]) / (t[0] + t[2]) : 0.0;
+}
+
+std::array<PairedTally, kRegimes> pooled(const FailureStudy::Size &s, std::size_t policy) {
+    std::array<PairedTally, kRegimes> out{};
+    for (const auto &w : s.paired)
+        for (int r = 0; r < kRegimes; ++r)
+            out[static_cast<std::size_t>(r)].add(w[policy][static_cast<std::size_t>(r)]);
+    return out;
+}
+
+Summary mean_over_windows(const FailureStudy::Size &s, std::size_t policy) {
+    std::vector<Summary> v;
+    for (const auto &w : s.rows)
+        v.push_back(w[policy]);
+    return mean_of(v);
+}
+
+}  // namespace
+
+std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int windows,
+                                        std::vector<std::function<void()>> &tasks) {
+    auto trace = load_fault_trace(data_dir() + "/failures/infinitehbd-fault-trace.json", kPopulation);
+    if (!trace)
+        return trace.error();
+    study.trace = std::move(trace).value();
+    study.policies = kStudyPolicies;
+    const FaultTrace &f = study.trace;
+    study.split_day = f.first_day + (f.last_day - f.first_day) * 2 / 3;
+
+    // The learned model: trained at the population's size, judged at every size studied.
+    study.train_hosts = quick ? 64 : kPopulation;
+    auto shaped = [&](int hosts) {
+        ScenarioSpec s;
+        s.cluster.hosts = hosts;
+        return build_cluster(with_defaults(s).cluster);
+    };
+    const double from = std::floor(f.first_day), to = f.last_day + 1;
+    {
+        auto c = shaped(study.train_hosts);
+        if (!c)
+            return c.error();
+        auto r = replay_faults(f, c->graph, FaultMapping::kRack, 0, to, 1);
+        auto train = hazard_samples(r, c->graph, from, study.split_day);
+        auto test = hazard_samples(r, c->graph, study.split_day, to);
+        study.model = train_risk(train, study.train_hosts, TrainOptions{});
+        const Judgement j = judge(study.model, train, test);
+        study.judged.push_back({study.train_hosts, j});
+        auto &i = study.model.info;
+        i.trace = "infinitehbd-fault-trace.json";
+        i.train_from_day = from;
+        i.train_to_day = study.split_day;
+        i.test_to_day = to;
+        i.hosts = study.train_hosts;
+        i.auc = j.auc;
+        i.auc_hand_written = j.auc_hand_written;
+        i.log_loss = j.log_loss;
+        i.log_loss_hand_written = j.log_loss_hand_written;
+        i.beats_hand_written = j.beats();
+    }
+
+    const std::vector<std::pair<int, int>> sizes =
+        quick ? std::vector<std::pair<int, int>>{{16, 1}, {64, 1}}
+              : std::vector<std::pair<int, int>>{{64, 4}, {1024, 16}};
+    study.sizes.resize(sizes.size());
+    for (std::size_t k = 0; k < sizes.size(); ++k) {
+        auto &s = study.sizes[k];
+        s.hosts = sizes[k].first;
+        auto prepared = prepare(study_spec(quick, s.hosts, sizes[k].second));
+        if (!prepared)
+            return prepared.error();
+        s.scenario.emplace(std::move(prepared).value());
+        if (s.hosts != study.train_hosts) {  // the model judged on this size too
+            auto c = shaped(s.hosts);
+            if (!c)
+                return c.error();
+            auto r = replay_faults(f, c->graph, FaultMapping::kRack, 0, to, 1);
+            study.judged.push_back({s.hosts, judge(study.model, hazard_samples(r, c->graph, from, study.split_day),
+                                                   hazard_samples(r, c->graph, study.split_day, to))});
+        }
+        // Windows evenly over the held-out days, each with kWindowDays of trace after it.
+        const double last_start = std::max(study.split_day, f.last_day - kWindowDays);
+        s.rows.assign(static_cast<std::size_t>(windows), std::vector<Summary>(kStudyPolicies.size()));
+        s.paired.assign(static_cast<std::size_t>(windows),
+                        std::vector<std::array<PairedTally, kRegimes>>(kStudyPolicies.size()));
+        s.faults.assign(static_cast<std::size_t>(windows), 0);
+        for (int w = 0; w < windows; ++w) {
+            const double start =
+                study.split_day + (last_start - study.split_day) * w / std::max(windows - 1, 1);
+            s.starts.push_back(start);
+            auto replay = replay_faults(f, s.scenario->cluster.graph, FaultMapping::kRack, start,
+                                        kWindowDays, static_cast<std::uint64_t>(w + 1));
+            SimOptions o;
+            o.engine = deterministic_engine_options();
+            o.seed = static_cast<std::uint64_t>(w + 1);
+            o.failures.checkpoint_s = 3600;
+            o.failures.replayed = replay.faults;
+            o.failures.history = replay.history;
+            o.paired = true;
+            o.learned = &study.model;
+            for (std::size_t p = 0; p < kStudyPolicies.size(); ++p)
+                tasks.push_back([&study, k, w, p, o] {
+                    auto &sz = study.sizes[k];
+                    const Scenario &sc = *sz.scenario;
+                    RunResult r = simulate(sc.cluster, sc.jobs.jobs, sc.steps, o, kStudyPolicies[p]);
+                    evaluate_paired(r, o.failures.checkpoint_s);
+                    sz.rows[static_cast<std::size_t>(w)][p] =
+                        summarize(r, sc.cluster.max_gpus_per_host);
+                    sz.paired[static_cast<std::size_t>(w)][p] = tally_paired(r.paired);
+                    if (p == 0)
+                        sz.faults[static_cast<std::size_t>(w)] = static_cast<int>(r.failures.size());
+                });
+        }
+    }
+    return std::nullopt;
+}
+
+FailureHeadline failure_headline(const FailureStudy &study, std::size_t size) {
+    const auto &s = study.sizes[size];
+    const std::size_t e = index_of(study.policies, "engine"), b = index_of(study.policies, "engine-norisk");
+    FailureHeadline h;
+    auto t = window_tally(s, e, b);
+    for (int r = 0; r < kRegimes; ++r)
+        h.window_win_rate[static_cast<std::size_t>(r)] = rate(t[static_cast<std::size_t>(r)]);
+    h.paired = pooled(s, e);
+    h.lost_engine = mean_over_windows(s, e).lost_gpu_h_total();
+    h.lost_suite = mean_over_windows(s, index_of(study.policies, "suite")).lost_gpu_h_total();
+    h.lost_tree = mean_over_windows(s, index_of(study.policies, "tree-bestfit")).lost_gpu_h_total();
+    return h;
+}
+
+std::string failures_section(const FailureStudy &study) {
+    std::string md;
+    auto line = [&](const std::string &s = "") { md += s + "\n"; };
+    const FaultTrace &f = study.trace;
+    int kinds[kFailureClasses] = {};
+    for (const auto &x : f.faults)
+        ++kinds[static_cast<int>(x.kind)];
+    std::string by_class;
+    for (int c = 0; c < kFailureClasses; ++c)
+        by_class += fmt::format("{}{} {}", c ? ", " : "", kinds[c], to_string(static_cast<FailureClass>(c)));
+    line(fmt::format(
+        "The InfiniteHBD fault trace (../shared/data/failures): {} faults of {} of the {} servers "
+        "the study followed, days {:.1f} to {:.1f}, by class {}; a fault lasts its own time (median "
+        "under a day, some for months), network faults take the server's link, not the server. "
+        "Its servers go onto hosts by rack: servers that fault at the same moment go to one leaf "
+        "switch, the others at random (with the window's seed); a cluster larger than the "
+        "population takes it again, each copy a third of the trace later. Faults before a window "
+        "are the failure history the plugin would have kept.",
+        f.faults.size(), f.servers.size(), f.population, f.first_day, f.last_day, by_class));
+    line();
+    line("### The learned risk model");
+    line();
+    const auto &i = study.model.info;
+    line(fmt::format(
+        "Trained in this run (`ai-sim train-risk` does the same alone) on days {:g} to {:.1f} of "
+        "the trace on {} hosts: {} host-days, {} of them with a failure; {} epochs, weight decay "
+        "{:g}, chosen on the last quarter of those days. 133 parameters (learned_risk.hpp). "
+        "Judged on the later days against the hand-written rates (1 + 10 x the weekly count, "
+        "scaled to the training days):",
+        i.train_from_day, i.train_to_day, study.train_hosts, i.samples, i.positives, i.epochs,
+        i.weight_decay));
+    line();
+    line("| hosts | AUC, learned | hand-written | log-loss, learned | hand-written | better |");
+    line("|---:|---:|---:|---:|---:|---|");
+    for (const auto &[hosts, j] : study.judged)
+        line(fmt::format("| {}{} | {:.4f} | {:.4f} | {:.5f} | {:.5f} | {} |", hosts,
+                         hosts == study.train_hosts ? " (trained)" : "", j.auc, j.auc_hand_written,
+                         j.log_loss, j.log_loss_hand_written,
+                         j.beats() ? "learned" : j.auc > j.auc_hand_written ? "AUC only"
+                                               : j.log_loss < j.log_loss_hand_written ? "log-loss only"
+                                                                                      : "hand-written"));
+    line();
+    line(i.beats_hand_written
+             ? "On the size it was trained on the learned model beats the hand-written rates: "
+               "the plugin would use it (RiskModel=)."
+             : "On the size it was trained on it does not beat the hand-written rates on both "
+               "counts: the plugin would not use it (RiskModel= refuses such a file), and "
+               "`engine-learned` below shows what it would have done.");
+    line();
+    for (std::size_t k = 0; k < study.sizes.size(); ++k) {
+        const auto &s = study.sizes[k];
+        line(fmt::format("### {} hosts", s.hosts));
+        line();
+        for (const auto &l : s.scenario->lines)
+            line("- " + l);
+        int faults = 0;
+        for (int n : s.faults)
+            faults += n;
+        line(fmt::format("- {} windows starting on days {:.1f} to {:.1f} (in the held-out part), "
+                         "{} failures met in all; checkpoints every hour; half of the "
+                         "elastic-capable jobs elastic; no contention",
+                         s.starts.size(), s.starts.front(), s.starts.back(), faults));
+        line();
+        std::vector<Summary> mean;
+        for (std::size_t p = 0; p < study.policies.size(); ++p)
+            mean.push_back(mean_over_windows(s, p));
+        line("Over the windows (failures and jobs stopped: totals; lost GPU-hours: mean per window):");
+        line();
+        md += failures_table(mean, true);
+        line();
+        md += "| policy | mean JCT h | p99 JCT h |\n|---|---:|---:|\n";
+        for (const auto &m : mean)
+            md += fmt::format("| {} | {:.3f} | {:.2f} |\n", m.policy, m.mean_jct_h, m.p99_jct_h);
+        line();
+        const auto h = failure_headline(study, k);
+        line(fmt::format(
+            "Lost GPU-hours per window: tree best fit {:.1f}, the engine {:.1f} ({}), the suite with "
+            "ai-recover {:.1f} ({}).",
+            h.lost_tree, h.lost_engine,
+            h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_engine - h.lost_tree) / h.lost_tree) : "n/a",
+            h.lost_suite,
+            h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_suite - h.lost_tree) / h.lost_tree) : "n/a"));
+        line();
+        line("Window by window, engine against engine-norisk (a win: fewer GPU-hours lost by the "
+             "jobs of the regime in the window):");
+        line();
+        line("| regime | wins | ties | losses | win rate |");
+        line("|---|---:|---:|---:|---:|");
+        const auto wt = window_tally(s, index_of(study.policies, "engine"),
+                                     index_of(study.policies, "engine-norisk"));
+        for (int r : {1, 2, 0}) {
+            const auto &t = wt[static_cast<std::size_t>(r)];
+            line(fmt::format("| {} | {} | {} | {} | {} |", to_string(static_cast<Regime>(r)), t[0],
+                             t[1], t[2],
+                             t[0] + t[2] ? fmt::format("{:.0f}%", 100 * rate(t)) : "-"));
+        }
+        line();
+        for (const char *aware : {"engine", "engine-learned"}) {
+            line(fmt::format("Decision by decision, {} against engine-norisk on the same state:", aware));
+            line();
+            md += paired_table(aware, pooled(s, index_of(study.policies, aware)), true);
+            line();
+        }
+    }
+    return md;
+}
+
+nlohmann::json failures_json(const FailureStudy &study) {
+    nlohmann::json j;
+    j["trace"] = "infinitehbd-fault-trace.json";
+    j["mapping"] = "rack";
+    j["learned_model"] = nlohmann::json::parse(study.model.to_json());
+    j["sizes"] = nlohmann::json::array();
+    for (std::size_t k = 0; k < study.sizes.size(); ++k) {
+        const auto &s = study.sizes[k];
+        nlohmann::json size{{"hosts", s.hosts}, {"windows", s.starts}, {"faults", s.faults}};
+        auto paired = [&](const std::string &p) {
+            nlohmann::json out;
+            const auto t = pooled(s, index_of(study.policies, p));
+            for (int r = 0; r < kRegimes; ++r) {
+                const auto &x = t[static_cast<std::size_t>(r)];
+                auto [lo, hi] = x.interval();
+                out[kRegimeKeys[r]] = {{"decisions", x.decisions}, {"differ", x.differ},
+                                       {"wins", x.wins},           {"losses", x.losses},
+                                       {"ties", x.ties},           {"win_rate", x.win_rate()},
+                                       {"interval", {lo, hi}}};
+            }
+            return out;
+        };
+        auto windows = [&](const std::string &p) {
+            nlohmann::json out;
+            const auto t = window_tally(s, index_of(study.policies, p), index_of(study.policies, "engine-norisk"));
+            for (int r = 0; r < kRegimes; ++r)
+                out[kRegimeKeys[r]] = {{"wins", t[static_cast<std::size_t>(r)][0]},
+                                       {"ties", t[static_cast<std::size_t>(r)][1]},
+                                       {"losses", t[static_cast<std::size_t>(r)][2]},
+                                       {"win_rate", rate(t[static_cast<std::size_t>(r)])}};
+            return out;
+        };
+        size["win_rate"] = {{"engine", windows("engine")}, {"engine-learned", windows("engine-learned")}};
+        size["paired"] = {{"engine", paired("engine")}, {"engine-learned", paired("engine-learned")}};
+        size["policies"] = nlohmann::json::array();
+        for (std::size_t p = 0; p < study.policies.size(); ++p) {
+            const Summary m = mean_over_windows(s, p);
+            size["policies"].push_back({{"policy", study.policies[p]},
+                                        {"lost_gpu_h_per_window", m.lost_gpu_h_total()},
+                                        {"mean_jct_h", m.mean_jct_h},
+                                        {"p99_jct_h", m.p99_jct_h},
+                                        {"failures", m.failures},
+                                        {"jobs_stopped", m.jobs_stopped}});
+        }
+        j["sizes"].push_back(std::move(size));
+    }
+    // The headline: the first size's window-by-window win rate, per regime.
+    if (!study.sizes.empty()) {
+        j["win_rate"] = j["sizes"][0]["win_rate"];
+        j["paired"] = j["sizes"][0]["paired"];
+    }
+    return j;
+}
+
+}  // namespace slurm_ai::sim
