@@ -510,7 +510,7 @@ int main(int argc, char **argv) {
                        "\"policies\":[{\"policy\":..., \"mean_jct_h\":...}]}]}");
     report->add_option("--img-link", ro.image_link,
                        "How the markdown links the figures (default: relative to --out)");
-    report->add_option("--seeds", ro.seeds, "Seeds of the failure experiment")
+    report->add_option("--seeds", ro.seeds, "Windows of the fault trace per cluster size in the failure study")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     report->add_option("--threads", ro.threads, "Simulations at once")

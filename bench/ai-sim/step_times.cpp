@@ -201,20 +201,11 @@ StepEstimate StepTimes::from_measurements(const std::string &model, double local
 }
 
 StepEstimate StepTimes::from_cost_model(const Placement &p) const {
-    StepEstimate e;
-    e.source = StepSource::kCostModel;
+    // The job at the size it asks: its computation from its own ideal communication (an
+    // ideal of 0 with communication here leaves the rule nothing to scale: the placement's
+    // own time sets the scale then).
     const double ideal = std::min(p.lower_bound_s, p.comm_s);
-    if (ideal <= 0 && p.comm_s <= 0)
-        return e;  // no communication: step 1, ideal 1
-    // An ideal of 0 with communication here leaves the share rule nothing to scale; the
-    // placement's own time sets the scale then.
-    const double base = ideal > 0 ? ideal : p.comm_s;
-    const double compute = base * (1 - comm_share_) / comm_share_;
-    e.comm_s = p.comm_s;
-    e.step_s = compute + p.comm_s;
-    e.ideal_comm_s = ideal;
-    e.ideal_step_s = compute + ideal;
-    return e;
+    return from_cost_model(p, ideal > 0 ? ideal : p.comm_s, 1.0);
 }
 
 double StepTimes::compute_s(double ideal_comm_s) const {

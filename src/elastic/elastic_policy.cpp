@@ -9,16 +9,21 @@
 namespace slurm_ai {
 namespace {
 
+// The waiting jobs, highest priority first (stable among equals).
+std::vector<WaitingJob> by_priority(std::vector<WaitingJob> waiting) {
+    std::stable_sort(waiting.begin(), waiting.end(), [](const WaitingJob &a, const WaitingJob &b) {
+        return a.priority > b.priority;
+    });
+    return waiting;
+}
+
 std::vector<ElasticAction> plan_priority(const ElasticPolicyInput &in) {
     std::vector<ElasticAction> out;
     std::vector<ElasticJob> jobs = in.elastic;
     std::map<std::string, std::uint32_t> idle = in.idle;
     std::set<std::uint32_t> acted;
 
-    std::vector<WaitingJob> waiting = in.waiting;
-    std::stable_sort(waiting.begin(), waiting.end(), [](const WaitingJob &a, const WaitingJob &b) {
-        return a.priority > b.priority;
-    });
+    const std::vector<WaitingJob> waiting = by_priority(in.waiting);
     for (const auto &w : waiting) {
         std::uint32_t &free = idle[w.partition];
         if (free >= w.nodes) {
@@ -91,10 +96,7 @@ std::vector<ElasticAction> plan_goodput(const ElasticPolicyInput &in) {
     std::map<std::string, std::uint32_t> idle = in.idle;
     std::map<std::uint32_t, std::size_t> acted;  // job -> its action in out
 
-    std::vector<WaitingJob> waiting = in.waiting;
-    std::stable_sort(waiting.begin(), waiting.end(), [](const WaitingJob &a, const WaitingJob &b) {
-        return a.priority > b.priority;
-    });
+    const std::vector<WaitingJob> waiting = by_priority(in.waiting);
     // 1 and 2: each waiting job takes idle nodes, then what elastic jobs hold above MIN.
     for (const auto &w : waiting) {
         std::uint32_t &free = idle[w.partition];

@@ -9,6 +9,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <limits>
+#include <optional>
+#include <utility>
 #include <string>
 
 #include "slurm_ai/common/text_scan.hpp"
@@ -95,6 +97,21 @@ InputError error(std::string_view field, std::string_view value, std::string exp
     return InputError{std::string(field), std::string(value), std::move(expected), {}, 0};
 }
 
+// A leading decimal number and the unit after it ("1.5G" -> 1.5, "g"; "90 s" -> 90, "s"),
+// or nothing when the text does not start with one.
+std::optional<std::pair<double, std::string>> number_and_unit(std::string_view text) {
+    auto t = trim(text);
+    std::size_t i = 0;
+    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.'))
+        ++i;
+    std::string number(t.substr(0, i));
+    char *end = nullptr;
+    const double v = std::strtod(number.c_str(), &end);
+    if (i == 0 || end != number.c_str() + number.size() || !std::isfinite(v))
+        return std::nullopt;
+    return std::make_pair(v, lower(trim(t.substr(i))));
+}
+
 Parsed<std::uint32_t> parse_count(std::string_view field, std::string_view text, std::uint32_t min,
                                   std::uint32_t max) {
     std::uint64_t v = 0;
@@ -151,18 +168,10 @@ std::span<const HintOption> hint_options() {
 Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text) {
     static const std::string kExpected =
         "a size such as 4096, 512K, 1.5G or 2GiB (K, M, G, T are powers of 1024)";
-    auto t = trim(text);
-    std::size_t i = 0;
-    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.'))
-        ++i;
-    if (i == 0)
+    auto parsed = number_and_unit(text);
+    if (!parsed)
         return error(field, text, kExpected);
-    std::string number(t.substr(0, i));
-    char *end = nullptr;
-    double v = std::strtod(number.c_str(), &end);
-    if (end != number.c_str() + number.size() || !std::isfinite(v))
-        return error(field, text, kExpected);
-    std::string unit = lower(trim(t.substr(i)));  // "2 GiB" as well as "2GiB"
+    const auto &[v, unit] = *parsed;  // "2 GiB" as well as "2GiB"
     double scale = 1;
     static constexpr std::array<std::pair<char, double>, 4> kUnits{
         {{'k', 0x1p10}, {'m', 0x1p20}, {'g', 0x1p30}, {'t', 0x1p40}}};
@@ -238,16 +247,10 @@ namespace {
 Parsed<std::uint32_t> parse_compute(std::string_view field, std::string_view text) {
     static const std::string kExpected =
         "a time from 1ms to 1h such as 250ms, 1.5s or 2 (seconds)";
-    auto t = trim(text);
-    std::size_t i = 0;
-    while (i < t.size() && (std::isdigit(static_cast<unsigned char>(t[i])) || t[i] == '.'))
-        ++i;
-    std::string number(t.substr(0, i));
-    char *end = nullptr;
-    const double v = std::strtod(number.c_str(), &end);
-    if (i == 0 || end != number.c_str() + number.size() || !std::isfinite(v))
+    auto parsed = number_and_unit(text);
+    if (!parsed)
         return error(field, text, kExpected);
-    const std::string unit = lower(trim(t.substr(i)));
+    const auto &[v, unit] = *parsed;
     const double ms = unit == "ms"                 ? v
                       : unit.empty() || unit == "s" ? v * 1e3
                       : unit == "m"                 ? v * 60e3
