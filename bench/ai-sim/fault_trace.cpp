@@ -107,7 +107,7 @@ Parsed<FaultTrace> load_fault_trace(const std::string &path, int population) {
                 return *err;
             if (auto err = str(*ft, "Desc", f.desc))
                 return *err;
-            f.kind = classify_failure(f.cls + " " + f.desc);
+            f.kind = classify_failure(f.level + " " + f.cls + " " + f.desc);
             open[server].push_back(t.faults.size());
             t.faults.push_back(std::move(f));
         } else if (type == "fault_end") {

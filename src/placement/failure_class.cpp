@@ -1,6 +1,7 @@
 #include "slurm_ai/placement/failure_class.hpp"
 
 #include <array>
+#include <cctype>
 #include <string>
 
 #include "slurm_ai/common/enum_names.hpp"
@@ -16,10 +17,13 @@ std::string_view to_string(FailureClass c) {
 
 FailureClass classify_failure(std::string_view text) {
     const std::string t = text::lower(text);
+    // A keyword counts where a word starts: "nic" in "NIC lost" or "nic0", not in "panic";
+    // "roce" in "RoCE", not in "process".
     auto any = [&](std::initializer_list<std::string_view> words) {
         for (auto w : words)
-            if (t.find(w) != std::string::npos)
-                return true;
+            for (auto at = t.find(w); at != std::string::npos; at = t.find(w, at + 1))
+                if (at == 0 || !std::isalnum(static_cast<unsigned char>(t[at - 1])))
+                    return true;
         return false;
     };
     if (any({"gpu", "xid", "ecc", "nvlink", "nvidia", "dcgm"}))

@@ -59,3 +59,164 @@ TEST_CASE("switch domains and recent failures raise the risk", "[risk]") {
     CHECK(model.estimate(d, hosts_only(g, {"h5", "h6", "h7"}), &t).per_day >
           model.estimate(d, hosts_only(g, {"h5", "h6", "h7"})).per_day);
 }
+
+// ---- the failure history and the learned model (failure_class/history, learned_risk) ----
+
+#include <cmath>
+
+#include "slurm_ai/placement/failure_class.hpp"
+#include "slurm_ai/placement/failure_history.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
+
+TEST_CASE("failure classes: Slurm's reasons and a trace's words land in their class",
+          "[risk][failures]") {
+    CHECK(classify_failure("GPU Xid 79: fallen off the bus") == FailureClass::kGpu);
+    CHECK(classify_failure("dcgm health: double-bit ECC") == FailureClass::kGpu);
+    CHECK(classify_failure("mlx5_0 IB port down") == FailureClass::kNetwork);
+    CHECK(classify_failure("Cable link down on HCA 2") == FailureClass::kNetwork);
+    CHECK(classify_failure("PSU 1 failed") == FailureClass::kPower);
+    CHECK(classify_failure("Fan speed low") == FailureClass::kCooling);
+    CHECK(classify_failure("Kernel panic - not syncing") == FailureClass::kSoftware);
+    CHECK(classify_failure("Kill task failed") == FailureClass::kSoftware);
+    CHECK(classify_failure("Not responding") == FailureClass::kOther);
+    CHECK(classify_failure("") == FailureClass::kOther);
+    // The GPU's words come first: a GPU's NVLink is the GPU's, not the fabric's.
+    CHECK(classify_failure("NVLink link down") == FailureClass::kGpu);
+    CHECK(takes_link(FailureClass::kNetwork));
+    CHECK_FALSE(takes_link(FailureClass::kGpu));
+    CHECK(to_string(FailureClass::kCooling) == "cooling");
+}
+
+TEST_CASE("failure history: counts halve with their half-lives, a flap counts once",
+          "[risk][failures]") {
+    HostFailures h;
+    CHECK_FALSE(h.any());
+    h.note(0, FailureClass::kGpu);
+    CHECK(h.any());
+    CHECK(h.day == 1);
+    // A week later: the weekly count and the class counts at half, the daily at 2^-7.
+    const HostFailures w = h.as_of(7 * kDaySeconds);
+    CHECK(w.week == Approx(0.5));
+    CHECK(w.day == Approx(std::exp2(-7.0)));
+    CHECK(w.month == Approx(std::exp2(-7.0 / 30)));
+    CHECK(w.by_class[static_cast<std::size_t>(FailureClass::kGpu)] == Approx(0.5));
+    CHECK(h.as_of(-5) == h);  // earlier than its counts: unchanged
+    // Thirty minutes on, the node is seen DOWN again for its NIC: the same failure, but
+    // its class is remembered.
+    h.note(1800, FailureClass::kNetwork);
+    CHECK(h.day == 1);
+    CHECK(h.last == 0);
+    CHECK(h.by_class[static_cast<std::size_t>(FailureClass::kNetwork)] == 1);
+    // Two hours after the first: a second failure.
+    h.note(7200, FailureClass::kGpu);
+    CHECK(h.day == Approx(std::exp2(-2.0 / 24) + 1));
+    CHECK(h.week == Approx(std::exp2(-2.0 / (7 * 24)) + 1));
+    CHECK(h.by_class[static_cast<std::size_t>(FailureClass::kGpu)] ==
+          Approx(std::exp2(-2.0 / (7 * 24)) + 1));
+    CHECK(h.last == 7200);
+}
+
+TEST_CASE("learned risk: hand-set weights give the hand-computed odds", "[risk][learned]") {
+    LearnedRisk m;  // all weights 0
+    HazardInputs x{};
+    CHECK(m.probability(x) == Approx(0.5));
+    // The output bias alone: p = 3/4, a rate of -ln(1/4) per day.
+    constexpr int kB2 = LearnedRisk::kParameters - 1, kW2 = kB2 - kHazardHidden,
+                  kB1 = kW2 - kHazardHidden;
+    m.w[kB2] = std::log(3.0);
+    CHECK(m.probability(x) == Approx(0.75));
+    CHECK(m.rate_per_day(x) == Approx(std::log(4.0)));
+    // One hidden unit reading input 0, standardised by mean 1 and scale 2:
+    // z = ln 3 + 2 tanh(0.5 + (x0 - 1) / 2).
+    m.w[0] = 1;  // w1[0][0]
+    m.w[kB1] = 0.5;
+    m.w[kW2] = 2;
+    m.mean[0] = 1;
+    m.scale[0] = 2;
+    x[0] = 2;
+    const double z = std::log(3.0) + 2 * std::tanh(0.5 + 0.5);
+    CHECK(m.probability(x) == Approx(1 / (1 + std::exp(-z))));
+
+    // Its inputs: a host with one GPU failure a week ago, on a leaf whose other hosts
+    // counted 3 this week, half of them failing.
+    HostFailures h;
+    h.note(0, FailureClass::kGpu);
+    const auto in = hazard_inputs(h, 7 * kDaySeconds, 3, 0.5);
+    CHECK(in[0] == Approx(std::log1p(std::exp2(-7.0))));
+    CHECK(in[1] == Approx(std::log1p(0.5)));
+    CHECK(in[3] == Approx(std::log1p(0.5)));
+    CHECK(in[4] == 0);
+    CHECK(in[6] == Approx(std::exp(-7 * kDaySeconds / kWeekHalfLifeS)));
+    CHECK(in[7] == Approx(std::log1p(3.0)));
+    CHECK(in[8] == 0.5);
+    CHECK(hazard_inputs(HostFailures{}, 100, 0, 2)[6] == 0);  // no failure: no recency
+    CHECK(hazard_inputs(HostFailures{}, 100, 0, 2)[8] == 1);  // a share is at most 1
+}
+
+TEST_CASE("learned risk: backprop is the likelihood's gradient", "[risk][learned]") {
+    LearnedRisk m;
+    for (int i = 0; i < LearnedRisk::kParameters; ++i)
+        m.w[static_cast<std::size_t>(i)] = 0.3 * std::sin(1.7 * i + 0.4);
+    HazardInputs x{};
+    for (int i = 0; i < kHazardInputs; ++i)
+        x[static_cast<std::size_t>(i)] = 0.2 * i - 0.5;
+    std::array<double, LearnedRisk::kParameters> grad{};
+    const double loss = m.backprop(x, 2, 5, grad);  // 2 of 5 failed
+    const double p = m.probability(x);
+    CHECK(loss == Approx(-2 * std::log(p) - 3 * std::log(1 - p)));
+    for (int i : {0, 50, 107, 108, 119, 120, 131, 132}) {
+        LearnedRisk a = m, b = m;
+        const double eps = 1e-6;
+        a.w[static_cast<std::size_t>(i)] += eps;
+        b.w[static_cast<std::size_t>(i)] -= eps;
+        std::array<double, LearnedRisk::kParameters> unused{};
+        const double numeric = (a.backprop(x, 2, 5, unused) - b.backprop(x, 2, 5, unused)) / (2 * eps);
+        INFO("parameter " << i);
+        CHECK(grad[static_cast<std::size_t>(i)] == Approx(numeric).margin(1e-6));
+    }
+}
+
+TEST_CASE("learned risk: the file reads back as written, a bad one names its field",
+          "[risk][learned]") {
+    LearnedRisk m;
+    for (int i = 0; i < LearnedRisk::kParameters; ++i)
+        m.w[static_cast<std::size_t>(i)] = 0.01 * i - 0.5;
+    m.mean[2] = 0.25;
+    m.scale[4] = 3;
+    m.info.trace = "trace.json";
+    m.info.auc = 0.71;
+    m.info.auc_hand_written = 0.70;
+    m.info.log_loss = 0.025;
+    m.info.log_loss_hand_written = 0.026;
+    m.info.beats_hand_written = true;
+    const std::string text = m.to_json();
+    auto back = LearnedRisk::parse(text, "model.json");
+    REQUIRE(back.ok());
+    CHECK(back->w == m.w);
+    CHECK(back->mean == m.mean);
+    CHECK(back->scale == m.scale);
+    CHECK(back->info.beats_hand_written);
+    CHECK(back->info.auc == Approx(0.71));
+
+    auto broken = [&](const std::string &from, const std::string &to) {
+        std::string t = text;
+        const auto at = t.find(from);
+        REQUIRE(at != std::string::npos);
+        t.replace(at, from.size(), to);
+        return LearnedRisk::parse(t, "model.json");
+    };
+    auto e = broken("\"hidden\": 12", "\"hidden\": 16");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "hidden");
+    CHECK(e.error().value == "16");
+    CHECK(e.error().source == "model.json");
+    e = broken("\"scale\": [\n    1.0", "\"scale\": [\n    0.0");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "scale[0]");
+    e = broken("\"format\": \"slurm-ai learned risk model\"", "\"format\": \"onnx\"");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "format");
+    CHECK(e.error().value == "onnx");
+    CHECK_FALSE(LearnedRisk::parse("{", "model.json").ok());
+    CHECK(LearnedRisk::load("/nonexistent/model.json").error().field == "RiskModel");
+}
