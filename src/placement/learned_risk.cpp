@@ -138,15 +138,18 @@ Parsed<LearnedRisk> LearnedRisk::parse(std::string_view text, std::string_view s
     } catch (const nlohmann::json::exception &e) {
         return bad(source, "JSON", e.what(), "a learned risk model written by ai-sim train-risk");
     }
-    if (!j.is_object() || j.value("format", std::string()) != kFormat)
-        return bad(source, "format", j.is_object() ? j.value("format", std::string()) : "",
-                   std::string(kFormat));
-    if (j.value("version", 0) != kVersion)
-        return bad(source, "version", j.contains("version") ? j["version"].dump() : "",
-                   std::to_string(kVersion));
-    if (j.value("hidden", 0) != kHazardHidden)
-        return bad(source, "hidden", j.contains("hidden") ? j["hidden"].dump() : "",
-                   std::to_string(kHazardHidden));
+    // The header's fields as written, whatever their JSON type: "" when absent.
+    auto field = [&](const char *key) {
+        if (!j.is_object() || !j.contains(key))
+            return std::string();
+        return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
+    };
+    if (!j.is_object() || j.value("format", nlohmann::json()) != nlohmann::json(std::string(kFormat)))
+        return bad(source, "format", field("format"), std::string(kFormat));
+    if (j.value("version", nlohmann::json()) != kVersion)
+        return bad(source, "version", field("version"), std::to_string(kVersion));
+    if (j.value("hidden", nlohmann::json()) != kHazardHidden)
+        return bad(source, "hidden", field("hidden"), std::to_string(kHazardHidden));
     LearnedRisk m;
     auto numbers = [&](const char *key, auto &out, bool positive) -> std::optional<InputError> {
         auto it = j.find(key);

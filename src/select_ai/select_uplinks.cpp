@@ -39,6 +39,12 @@ bool parse_gpus(const ClusterGraph &graph, const std::string &text, Placement &p
                 return false;
             gpus.push_back(v);
         }
+        // Slurm's GPU indexes come from gres.conf; a node whose topology is unknown (or
+        // lists fewer GPUs) is one host rank to the cost model, as when it was placed.
+        const auto known = graph.node(host).gpus.size();
+        if (std::any_of(gpus.begin(), gpus.end(),
+                        [&](int v) { return static_cast<std::size_t>(v) >= known; }))
+            gpus.clear();
         p.hosts.push_back(host);
         p.gpus.push_back(std::move(gpus));
     }

@@ -151,7 +151,7 @@ int ClusterGraph::gpu_port(GpuRef g) const {
     const Impl &i = *impl_;
     if (i.ports[g.host].empty())
         return -1;
-    return g.gpu < 0 ? 0 : i.gpu_port[g.host][g.gpu];
+    return g.gpu < 0 ? 0 : i.gpu_port[g.host].at(static_cast<std::size_t>(g.gpu));
 }
 int ClusterGraph::gpu_rail(GpuRef g) const {
     int p = gpu_port(g);

@@ -18,8 +18,9 @@ scontrol update NodeName=n8 State=RESUME 2>/dev/null || sinfo -h -n n8 -o %t | g
 "$repo/tools/minicluster" restart-ctld --dir "$MINICLUSTER_DIR" >"$WORK/restart.log" 2>&1 ||
     fail "slurmctld did not come back: $(tail -n 20 "$WORK/restart.log")"
 [ -f "$statefile" ] || fail "no state file $statefile after the restart"
-count=$(json_get "$statefile" failures.n8.count)
-[ "${count%%.*}" -ge 1 ] || fail "n8's failure is not in the restored history: $(cat "$statefile")"
+# Version 2 keeps decayed counts; a failure minutes old still weighs almost 1 in the day's.
+count=$(json_get "$statefile" failures.n8.day)
+[ "$(awk -v c="$count" 'BEGIN { print (c >= 0.5) }')" = 1 ] || fail "n8's failure is not in the restored history: $(cat "$statefile")"
 "$SLURM_AI_BIN_DIR/ai-explain" "$id" | grep -q "placed by the suite's engine policy" ||
     fail "ai-explain lost job $id's record across the restart"
 
@@ -41,4 +42,4 @@ tail -n +"$mark" "$MINICLUSTER_DIR/log/slurmctld.log" | grep -c 'ai_select_state
 id3=$(sbatch --parsable -N2 -o /dev/null --wrap=true)
 wait_job_gone "$id3"
 expect_eq "a job after the clean start" COMPLETED "$(job_end_state "$id3")"
-pass "failure history of n8 kept across a restart (count $count); corrupt file reported"
+pass "failure history of n8 kept across a restart (day-weighted count $count); corrupt file reported"

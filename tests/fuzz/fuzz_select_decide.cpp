@@ -6,7 +6,10 @@
 // Input: 8 bytes of request and view, then the environment, one "NAME=VALUE" per line.
 // A placement must name distinct usable nodes, within the node range slurmctld accepts for
 // the job (an --ai-elastic range never takes it below min_nodes or above max_nodes), and
-// the node counts handed to cons_tres must lie in that range too.
+// the node counts handed to cons_tres must lie in that range too. A placed job is then
+// recorded as slurmctld does when it starts, with the GPUs gres gave on each node: those the
+// view had free there, and at times one more than the node's topology lists.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -24,6 +27,8 @@ namespace {
 
 slurm_ai::SelectService *service;
 std::size_t node_count;
+std::vector<std::string> node_names;
+std::string state_dir;  // job records of the placed jobs, kept for the run
 
 }  // namespace
 
@@ -37,6 +42,7 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
         names.push_back(f->nodes[h].name);
     names.push_back("not-in-the-fabric");  // slurm.conf may name nodes the fabric lacks
     node_count = names.size();
+    node_names = names;
 
     char tmpl[] = "/tmp/fuzz-select-decide.XXXXXX";
     if (!mkdtemp(tmpl))
@@ -49,7 +55,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     service = new slurm_ai::SelectService;
     if (service->load(conf, fabric, names))
         std::abort();
-    std::filesystem::remove_all(tmpl);
+    std::filesystem::remove(conf);
+    state_dir = tmpl;
     return 0;
 }
 
@@ -94,6 +101,19 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
         if (out.min_nodes && (out.min_nodes < job.min_nodes || out.max_nodes > job.max_nodes ||
                               out.req_nodes < out.min_nodes || out.req_nodes > out.max_nodes))
             __builtin_trap();
+        std::string nodes, gpus;
+        for (int n : out.nodes) {
+            nodes += (nodes.empty() ? "" : ",") + node_names[n];
+            gpus += (gpus.empty() ? "" : " ") + node_names[n] + ":";
+            std::string list;
+            for (unsigned g = 0; g < 64; ++g)
+                if (view[n].free_gpus >> g & 1)
+                    list += (list.empty() ? "" : ",") + std::to_string(g);
+            if (data[6] & 1)  // one the topology (4 GPUs) does not list
+                list += (list.empty() ? "" : ",") + std::to_string(4 + data[6] % 8);
+            gpus += list.empty() ? "0" : list;
+        }
+        service->record(state_dir, job.job_id, nodes, gpus, job.env, "");
     }
     service->forget(job.job_id);
     return 0;

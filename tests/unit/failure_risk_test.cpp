@@ -217,6 +217,14 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().field == "format");
     CHECK(e.error().value == "onnx");
+    // Header fields of another JSON type are refused, not thrown (a fuzzer's find).
+    e = broken("\"format\": \"slurm-ai learned risk model\"", "\"format\": [1]");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "format");
+    CHECK(e.error().value == "[1]");
+    e = broken("\"hidden\": 12", "\"hidden\": \"12\"");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "hidden");
     CHECK_FALSE(LearnedRisk::parse("{", "model.json").ok());
     CHECK(LearnedRisk::load("/nonexistent/model.json").error().field == "RiskModel");
 }

@@ -134,6 +134,29 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     std::filesystem::remove_all(dir);
 }
 
+TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[service]") {
+    // gres.conf may list GPUs that no NodeTopology describes (g3, g4 here), or more than
+    // the topology holds (g2:7); the uplink estimate takes such a node as one host rank.
+    auto dir = temp_dir();
+    SelectService s;
+    write(dir + "/ai_select.conf", "NodeTopology=g[1-2]=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
+    auto summary = s.record(dir, 41, "g[1-4]", "g1:0,1,2,3 g2:0,7 g3:0,1,2,3 g4:0,1,2,3", env,
+                            "");
+    CHECK_FALSE(summary.empty());
+    std::ifstream rec(dir + "/ai_select/jobs/41.json");
+    const auto j = nlohmann::json::parse(rec);
+    INFO(j.dump());
+    CHECK(j["nodes"] == "g[1-4]");
+    // The next placement still sees the cluster (and this job's load on it).
+    SelectJob next{42, 2, 2, 1, 0, 2, 0, {}};
+    next.env = env;
+    CHECK(s.decide(next, std::vector<SelectNode>(4, SelectNode{true, 0xf, 1, 0})).kind ==
+          SelectOutcome::Kind::kPlaced);
+    std::filesystem::remove_all(dir);
+}
+
 TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service][elastic]") {
     auto dir = temp_dir();
     SelectService s;
