@@ -363,7 +363,15 @@ void Recovery::act(Work &w) {
                 // for the lost ranks): end it, and the job's script starts a new one on the
                 // nodes left, from the checkpoint just written.
                 for (const auto &step : slurm_.steps_on(id, w.plan.lost)) {
-                    slurm_.cancel_step(step);
+                    try {
+                        slurm_.cancel_step(step);
+                    } catch (const SlurmError &) {
+                        // Its ranks on the lost node may have ended it between the listing
+                        // and the cancel ("Invalid job id specified"): gone is what we want.
+                        const auto left = slurm_.steps_on(id, w.plan.lost);
+                        if (std::find(left.begin(), left.end(), step) != left.end())
+                            throw;
+                    }
                     w.ended_steps.push_back(step);
                 }
                 return;

@@ -13,6 +13,7 @@
 
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai::checkpoint {
@@ -126,7 +127,7 @@ std::optional<std::string> append_record(const std::string &path, const RestartR
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     if (ec)
         return path + ": " + ec.message();
-    std::string line = json(r).dump() + "\n";
+    std::string line = json_text(json(r)) + "\n";
     int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return path + ": " + std::strerror(errno);

@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/json_text.hpp"
+
 namespace slurm_ai {
 namespace {
 
@@ -36,7 +38,7 @@ std::string dump_elasticd_state(const ElasticdState &s) {
                               {"reason", g.reason}});
     for (const auto &[job, t] : s.last_resize)
         j["last_resize"][std::to_string(job)] = t;
-    return j.dump(1) + "\n";
+    return json_text(j, 1) + "\n";
 }
 
 Parsed<ElasticdState> parse_elasticd_state(std::string_view text, std::string_view source) {

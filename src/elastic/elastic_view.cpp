@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 
 namespace slurm_ai {
@@ -139,7 +140,7 @@ ResizeView publish_view(std::string_view job_dir, ResizeView view, long owner_ui
     // The files a reader polls for come first, view.json (the generation) last.
     write_file(dir / "hostfile", hostfile_text(view), owner_uid);
     write_file(dir / "env", env_text(view), owner_uid);
-    write_file(dir / "view.json", json(view).dump(1) + "\n", owner_uid);
+    write_file(dir / "view.json", json_text(json(view), 1) + "\n", owner_uid);
     return view;
 }
 

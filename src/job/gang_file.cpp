@@ -7,6 +7,7 @@
 
 #include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_text.hpp"
 
 namespace slurm_ai {
 
@@ -90,7 +91,7 @@ void write_gang_file(const std::string &state_dir, std::span<const GangRecord> g
     json j{{"version", 1}, {"gangs", json::array()}};
     for (const auto &g : gangs)
         j["gangs"].push_back(g);
-    write_text_file_atomically(path, j.dump(1) + "\n");
+    write_text_file_atomically(path, json_text(j, 1) + "\n");
 }
 
 }  // namespace slurm_ai

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_text.hpp"
 
 namespace slurm_ai {
 
@@ -103,7 +104,7 @@ Parsed<JobRecord> read_job_record(const std::string &state_dir, std::uint32_t jo
 void write_job_record(const std::string &state_dir, const JobRecord &r) {
     const std::string path = job_record_path(state_dir, r.job_id);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    write_text_file_atomically(path, json(r).dump(2) + "\n");
+    write_text_file_atomically(path, json_text(json(r), 2) + "\n");
 }
 
 }  // namespace slurm_ai

@@ -11,6 +11,7 @@
 
 #include "select_service_loaded.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
@@ -491,7 +492,7 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
     }
     try {
         write_text_file_atomically((std::filesystem::path(dir) / "ai_select_state.json").string(),
-                                   j.dump(1) + "\n");
+                                   json_text(j, 1) + "\n");
     } catch (const std::exception &e) {
         return e.what();
     }

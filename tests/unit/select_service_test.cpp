@@ -465,6 +465,15 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     CHECK(back->elastic_start == r.elastic_start);
     CHECK(back->recorded_at == r.recorded_at);
 
+    // A checkpoint path may hold bytes that are not UTF-8 (Linux allows any): the record
+    // is still written (a fuzzer's find), those bytes as U+FFFD.
+    REQUIRE_FALSE(apply_hint(r.hints, "ai-checkpoint", "/ckpt/caf\xe9\xff,keep=2"));
+    r.job_id = 80;
+    write_job_record(dir, r);
+    auto latin = read_job_record(dir, 80);
+    REQUIRE(latin.ok());
+    CHECK(latin->hints.checkpoint->dir == "/ckpt/caf\xef\xbf\xbd\xef\xbf\xbd");
+
     // Missing, or not a record: an error naming the file.
     auto none = read_job_record(dir, 78);
     REQUIRE_FALSE(none.ok());
