@@ -5,6 +5,8 @@
 #include <numeric>
 #include <vector>
 
+#include "testbed/ranks.hpp"
+
 namespace slurm_ai::fit {
 namespace {
 
@@ -16,23 +18,6 @@ double median(std::vector<double> v) {
     return v.size() % 2 ? v[mid] : (v[mid - 1] + v[mid]) / 2;
 }
 
-// Ranks from 1, tied values sharing the mean of their ranks.
-std::vector<double> ranks(std::span<const double> v) {
-    std::vector<std::size_t> order(v.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::stable_sort(order.begin(), order.end(), [&](auto a, auto b) { return v[a] < v[b]; });
-    std::vector<double> r(v.size());
-    for (std::size_t i = 0; i < order.size();) {
-        std::size_t j = i;
-        while (j + 1 < order.size() && v[order[j + 1]] == v[order[i]])
-            ++j;
-        double shared = (static_cast<double>(i + j) / 2) + 1;
-        for (std::size_t k = i; k <= j; ++k)
-            r[order[k]] = shared;
-        i = j + 1;
-    }
-    return r;
-}
 
 }  // namespace
 
@@ -40,7 +25,7 @@ double spearman(std::span<const double> a, std::span<const double> b) {
     const std::size_t n = std::min(a.size(), b.size());
     if (n < 2)
         return 0;
-    auto ra = ranks(a.first(n)), rb = ranks(b.first(n));
+    auto ra = testbed::ranks(a.first(n)), rb = testbed::ranks(b.first(n));
     double ma = std::accumulate(ra.begin(), ra.end(), 0.0) / static_cast<double>(n);
     double mb = std::accumulate(rb.begin(), rb.end(), 0.0) / static_cast<double>(n);
     double sab = 0, saa = 0, sbb = 0;

@@ -7,6 +7,8 @@
 #include <limits>
 #include <random>
 
+#include "testbed/ranks.hpp"
+
 namespace slurm_ai::sim {
 namespace {
 
@@ -188,19 +190,8 @@ LearnedRisk train_risk(const HazardSamples &s, int hosts, const TrainOptions &o)
 }
 
 double auc(const std::vector<double> &scores, const std::vector<char> &labels) {
-    std::vector<std::size_t> order(scores.size());
-    std::iota(order.begin(), order.end(), 0);
-    std::sort(order.begin(), order.end(), [&](auto a, auto b) { return scores[a] < scores[b]; });
-    // Average ranks over ties, then Mann-Whitney.
-    std::vector<double> rank(scores.size());
-    for (std::size_t i = 0; i < order.size();) {
-        std::size_t j = i;
-        while (j < order.size() && scores[order[j]] == scores[order[i]])
-            ++j;
-        for (std::size_t k = i; k < j; ++k)
-            rank[order[k]] = (i + j + 1) / 2.0;
-        i = j;
-    }
+    // Mann-Whitney over the ranks, ties averaged.
+    const std::vector<double> rank = testbed::ranks(scores);
     double pos = 0, neg = 0, sum = 0;
     for (std::size_t i = 0; i < labels.size(); ++i) {
         if (labels[i]) {
