@@ -28,7 +28,7 @@ namespace {
 slurm_ai::SelectService *service;
 std::size_t node_count;
 std::vector<std::string> node_names;
-std::string state_dir;  // job records of the placed jobs, kept for the run
+std::string state_dir;  // where a placed job is recorded (emptied after each input)
 
 }  // namespace
 
@@ -44,10 +44,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     node_count = names.size();
     node_names = names;
 
-    char tmpl[] = "/tmp/fuzz-select-decide.XXXXXX";
-    if (!mkdtemp(tmpl))
-        std::abort();
-    const std::string conf = std::string(tmpl) + "/ai_select.conf";
+    // One fixed directory, emptied before each input: a random name (mkdtemp) or records
+    // of earlier inputs would change what the fuzzer sees from run to run.
+    state_dir = (std::filesystem::temp_directory_path() / "slurm-ai-fuzz-select-decide").string();
+    std::filesystem::remove_all(state_dir);
+    std::filesystem::create_directories(state_dir);
+    const std::string conf = state_dir + "/ai_select.conf";
     // A budget no decision here reaches (the local search ends when nothing improves), so
     // that the same input takes the same path at every run: CI's fuzzing is reproducible.
     std::ofstream(conf) << "Fabric=" << fabric << "\nNodeTopology=" SLURM_AI_TEST_INPUTS
@@ -56,7 +58,6 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     if (service->load(conf, fabric, names))
         std::abort();
     std::filesystem::remove(conf);
-    state_dir = tmpl;
     return 0;
 }
 
@@ -114,6 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             gpus += list.empty() ? "0" : list;
         }
         service->record(state_dir, job.job_id, nodes, gpus, job.env, "");
+        std::filesystem::remove_all(state_dir + "/ai_select");
     }
     service->forget(job.job_id);
     return 0;

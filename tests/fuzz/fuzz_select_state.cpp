@@ -26,10 +26,9 @@ void write_state(const std::filesystem::path &dir, const std::uint8_t *data, std
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int *, char ***) {
-    char tmpl[] = "/tmp/fuzz-select-state.XXXXXX";
-    if (!mkdtemp(tmpl))
-        std::abort();
-    scratch = tmpl;
+    // A fixed name: a random one (mkdtemp) would change what the fuzzer sees from run to run.
+    scratch = std::filesystem::temp_directory_path() / "slurm-ai-fuzz-select-state";
+    std::filesystem::remove_all(scratch);
     std::filesystem::create_directories(scratch / "again");
     std::atexit([] { std::filesystem::remove_all(scratch); });
     return 0;
