@@ -122,7 +122,7 @@ void Run::retime(double t, int changed) {
         s.base_step_s = base_step(changed);
         s.uplinks.clear();
         if (opt_.contention && s.placement.hosts.size() > 1)
-            s.uplinks = engine_.cost_model().uplink_use(s.demand, s.placement);
+            s.uplinks = engine_.cost_model().uplink_use(s.demand, s.placement, &s.uplink_comm_s);
         s.step = s.alone;
     }
     if (!opt_.contention || (changed >= 0 && js_[changed].uplinks.empty())) {
@@ -131,17 +131,15 @@ void Run::retime(double t, int changed) {
         return;
     }
     // The jobs that cross uplinks, each with its communication alone as the cost model
-    // gives it (measured jobs scale their measured sync time by what the model says).
+    // gave it with its uplink use (measured jobs scale their measured sync time by what
+    // the model says).
     std::vector<int> crossing;
     for (int j : running_)
         if (!js_[j].uplinks.empty())
             crossing.push_back(j);
-    std::vector<double> alone_comm(crossing.size()), step(crossing.size());
-    for (std::size_t i = 0; i < crossing.size(); ++i) {
-        const JobState &s = js_[crossing[i]];
-        alone_comm[i] = engine_.cost_model().estimate(s.demand, s.placement).seconds;
-        step[i] = s.step.step_s;
-    }
+    std::vector<double> step(crossing.size());
+    for (std::size_t i = 0; i < crossing.size(); ++i)
+        step[i] = js_[crossing[i]].step.step_s;
     // A fixed point of: each job's share of an uplink = its busy time there / its step;
     // each job costed with the others' shares as load (at most what leaves it its fair
     // share); steps damped by half to settle.
@@ -166,7 +164,7 @@ void Run::retime(double t, int changed) {
             const double comm = engine_.cost_model().estimate(s.demand, s.placement, &load_view_).seconds;
             for (const auto &u : s.uplinks)
                 load_view_.uplink_load[u.switch_node] = 0;
-            const double scale = alone_comm[i] > 0 ? comm / alone_comm[i] : 1.0;
+            const double scale = s.uplink_comm_s > 0 ? comm / s.uplink_comm_s : 1.0;
             const double target = s.alone.step_s + s.alone.comm_s * (scale - 1);
             next[i] = round == 0 ? target : (step[i] + target) / 2;
             moved = std::max(moved, std::abs(next[i] - step[i]) / step[i]);

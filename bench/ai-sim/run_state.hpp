@@ -73,6 +73,7 @@ struct JobState {
     StepEstimate alone;  // its step on the placement with the fabric to itself
     StepEstimate step;   // with the other jobs' traffic (alone without contention)
     std::vector<UplinkUse> uplinks;  // what its traffic puts on uplinks (contention)
+    double uplink_comm_s = 0;        // the cost model's communication alone, that use's
     double base_step_s = 1;  // its step on the ideal placement of the size it asks
     double run_start = 0;
     double expected_end = 0;  // start + time limit: what backfill assumes

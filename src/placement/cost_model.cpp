@@ -43,14 +43,19 @@ CommEstimate CostModel::estimate(const JobDemand &demand, const Placement &place
     return estimate_on(detail::FlowModel(*graph_, constants_, placement.ranks(), state), demand);
 }
 
-std::vector<UplinkUse> CostModel::uplink_use(const JobDemand &demand,
-                                             const Placement &placement) const {
+std::vector<UplinkUse> CostModel::uplink_use(const JobDemand &demand, const Placement &placement,
+                                             double *comm_s) const {
     std::vector<UplinkUse> out;
-    if (placement.hosts.size() < 2)
+    if (placement.hosts.size() < 2) {
+        if (comm_s)
+            *comm_s = estimate(demand, placement).seconds;
         return out;
+    }
     detail::UplinkLedger ledger;
     const CommEstimate e = estimate_on(
         detail::FlowModel(*graph_, constants_, placement.ranks(), nullptr, &ledger), demand);
+    if (comm_s)
+        *comm_s = e.seconds;
     auto chosen = ledger.bytes.find(e.algorithm);
     if (chosen == ledger.bytes.end())
         return out;

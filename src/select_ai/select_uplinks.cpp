@@ -89,10 +89,10 @@ void SelectService::note_running(std::uint32_t job_id, const std::string &nodes,
         if (!demand)
             return;
         const CostModel &cost = l.engine->cost_model();
-        const auto uses = cost.uplink_use(*demand, ordered);
+        double comm = 0;
+        const auto uses = cost.uplink_use(*demand, ordered, &comm);
         if (uses.empty())
             return;
-        const double comm = cost.estimate(*demand, ordered).seconds;
         const double compute = demand->comm.compute_ms
                                    ? demand->comm.compute_ms / 1e3 / std::max(total, n)
                                    : comm * (1 - l.config.comm_share) / l.config.comm_share;

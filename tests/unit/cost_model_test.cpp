@@ -105,8 +105,14 @@ TEST_CASE("uplink use: the bytes a ring sends across leaves, over the uplinks' c
     auto zigzag = model.uplink_use(d, hosts_only(g, {"h1", "h5", "h2", "h6"}));
     REQUIRE(zigzag.size() == 2);
     CHECK(zigzag[0].busy_s == Approx(2 * 6 * bytes / 4 / up).epsilon(1e-9));
+    // The estimate they come from is the one estimate() gives, handed back with them.
+    double comm = -1;
+    model.uplink_use(d, hosts_only(g, {"h1", "h5", "h2", "h6"}), &comm);
+    CHECK(comm == model.estimate(d, hosts_only(g, {"h1", "h5", "h2", "h6"})).seconds);
+    CHECK(comm > 0);
     // Inside one leaf, and on one host, nothing crosses.
-    CHECK(model.uplink_use(d, hosts_only(g, {"h1", "h2", "h3", "h4"})).empty());
+    CHECK(model.uplink_use(d, hosts_only(g, {"h1", "h2", "h3", "h4"}), &comm).empty());
+    CHECK(comm == model.estimate(d, hosts_only(g, {"h1", "h2", "h3", "h4"})).seconds);
     // Auto counts the algorithm it picks: the same bytes here as the ring it chooses
     // (one rank per host makes hierarchical and ring alike), never the sum of all it tried.
     auto any = demand(CommPattern::kAllReduce, 1ull << 30, 0, 4);

@@ -58,8 +58,10 @@ class CostModel {
     CommEstimate estimate(const JobDemand &demand, const Placement &placement,
                           const ClusterState *state = nullptr) const;
     // The uplinks the job's communication crosses on this placement, one entry per
-    // switch (in switch order), on an otherwise idle fabric.
-    std::vector<UplinkUse> uplink_use(const JobDemand &demand, const Placement &placement) const;
+    // switch (in switch order), on an otherwise idle fabric. comm_s (optional) gets the
+    // estimate they come from: estimate(demand, placement).seconds, not computed twice.
+    std::vector<UplinkUse> uplink_use(const JobDemand &demand, const Placement &placement,
+                                      double *comm_s = nullptr) const;
 
     const ClusterGraph &graph() const { return *graph_; }
     const CostConstants &constants() const { return constants_; }
