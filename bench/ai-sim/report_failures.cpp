@@ -171,8 +171,10 @@ FailureHeadline failure_headline(const FailureStudy &study, std::size_t size) {
     const std::size_t e = index_of(study.policies, "engine"), b = index_of(study.policies, "engine-norisk");
     FailureHeadline h;
     auto t = window_tally(s, e, b);
-    for (int r = 0; r < kRegimes; ++r)
-        h.window_win_rate[static_cast<std::size_t>(r)] = rate(t[static_cast<std::size_t>(r)]);
+    for (int r = 0; r < kRegimes; ++r) {
+        h.window_wins[static_cast<std::size_t>(r)] = t[static_cast<std::size_t>(r)][0];
+        h.window_losses[static_cast<std::size_t>(r)] = t[static_cast<std::size_t>(r)][2];
+    }
     h.paired = pooled(s, e);
     h.lost_engine = mean_over_windows(s, e).lost_gpu_h_total();
     h.lost_suite = mean_over_windows(s, index_of(study.policies, "suite")).lost_gpu_h_total();
@@ -287,6 +289,11 @@ std::string failures_section(const FailureStudy &study) {
     return md;
 }
 
+nlohmann::json win_rate_json(int wins, int losses) {
+    return wins + losses ? nlohmann::json(static_cast<double>(wins) / (wins + losses))
+                         : nlohmann::json();
+}
+
 nlohmann::json failures_json(const FailureStudy &study) {
     nlohmann::json j;
     j["trace"] = "infinitehbd-fault-trace.json";
@@ -304,7 +311,7 @@ nlohmann::json failures_json(const FailureStudy &study) {
                 auto [lo, hi] = x.interval();
                 out[kRegimeKeys[r]] = {{"decisions", x.decisions}, {"differ", x.differ},
                                        {"wins", x.wins},           {"losses", x.losses},
-                                       {"ties", x.ties},           {"win_rate", x.win_rate()},
+                                       {"ties", x.ties},           {"win_rate", win_rate_json(x.wins, x.losses)},
                                        {"interval", {lo, hi}}};
             }
             return out;
@@ -316,7 +323,8 @@ nlohmann::json failures_json(const FailureStudy &study) {
                 out[kRegimeKeys[r]] = {{"wins", t[static_cast<std::size_t>(r)][0]},
                                        {"ties", t[static_cast<std::size_t>(r)][1]},
                                        {"losses", t[static_cast<std::size_t>(r)][2]},
-                                       {"win_rate", rate(t[static_cast<std::size_t>(r)])}};
+                                       {"win_rate", win_rate_json(t[static_cast<std::size_t>(r)][0],
+                                                                  t[static_cast<std::size_t>(r)][2])}};
             return out;
         };
         size["win_rate"] = {{"engine", windows("engine")}, {"engine-learned", windows("engine-learned")}};

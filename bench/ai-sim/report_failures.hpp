@@ -49,10 +49,14 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
 std::string failures_section(const FailureStudy &study);
 nlohmann::json failures_json(const FailureStudy &study);
 
-// The figures the targets use, for the size given (index into sizes): the per-window win
-// rate of engine against engine-norisk by regime, and lost GPU-hours against tree best fit.
+// wins / (wins + losses), ties left out, as the JSON gives it: null when nothing was
+// decided (a rate of 0 would read as every comparison lost).
+nlohmann::json win_rate_json(int wins, int losses);
+
+// The figures the targets use, for the size given (index into sizes): the windows won and
+// lost by engine against engine-norisk by regime, and lost GPU-hours against tree best fit.
 struct FailureHeadline {
-    std::array<double, kRegimes> window_win_rate{};
+    std::array<int, kRegimes> window_wins{}, window_losses{};  // ties left out
     std::array<PairedTally, kRegimes> paired{};
     double lost_engine = 0, lost_suite = 0, lost_tree = 0;  // GPU-hours per window
 };

@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# `ai-sim report --json` (issue 18's and 19's figures as JSON), on the quick scenarios:
+# the stable scenario names, each with its elastic share stated and the six variants
+# (contention off/on x none, the assumed share, all elastic), every policy with its
+# figures; the headline targets computed from the headline variant's own figures; the
+# failures section with a win rate per regime for engine and engine-learned, each one
+# wins / (wins + losses); and the page it writes beside it.
+#
+#   sim_report_json.sh AI_SIM
+set -euo pipefail
+sim=$1
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+"$sim" report --quick --threads 2 --out "$tmp/eval.md" --img "$tmp/img" --json "$tmp/eval.json" \
+    >"$tmp/log" 2>&1 || { tail -n 20 "$tmp/log"; echo "FAIL: ai-sim report --quick failed"; exit 1; }
+python3 - "$tmp/eval.json" "$tmp/eval.md" <<'PY'
+import json, math, sys
+
+d = json.load(open(sys.argv[1]))
+page = open(sys.argv[2]).read()
+errors = []
+def check(ok, what):
+    if not ok:
+        errors.append(what)
+
+names = [s["name"] for s in d["scenarios"]]
+check(sorted(names) == sorted(["philly-gpus", "philly-whole-nodes", "pollux", "rail-h100", "nvl72"]),
+      f"scenario names {names}")
+figures = ["mean_jct_h", "p99_jct_h", "mean_wait_h", "gpu_util", "useful_util", "jobs", "finished"]
+for s in d["scenarios"]:
+    n = s["name"]
+    check(0 < s["elastic_share"] < 1 and s["could_be_elastic"] >= s["elastic_jobs"] >= 0,
+          f"{n}: elastic share {s['elastic_share']}, {s['elastic_jobs']} of {s['could_be_elastic']}")
+    variants = sorted((v["contention"], v["elastic_share"]) for v in s["variants"])
+    check(variants == sorted((c, e) for c in (False, True) for e in (0.0, s["elastic_share"], 1.0)),
+          f"{n}: variants {variants}")
+    for v in s["variants"] + [s]:
+        pols = {p["policy"]: p for p in v["policies"]}
+        check({"slurm-default", "tree-bestfit", "engine", "suite"} <= set(pols),
+              f"{n}: policies {sorted(pols)}")
+        for p in v["policies"]:
+            for f in figures:
+                x = p.get(f)
+                check(isinstance(x, (int, float)) and math.isfinite(x) and x >= 0,
+                      f"{n} {p['policy']}: {f}={x}")
+            check(p["finished"] == p["jobs"] > 0, f"{n} {p['policy']}: {p['finished']} of {p['jobs']} done")
+            check(p["p99_jct_h"] >= p["mean_wait_h"], f"{n} {p['policy']}: p99 JCT below mean wait")
+    # The scenario's own figures are its headline variant's: contention on, the assumed share.
+    head = [v for v in s["variants"] if v["contention"] and v["elastic_share"] == s["elastic_share"]]
+    check(len(head) == 1 and head[0]["policies"] == s["policies"], f"{n}: headline figures")
+
+by_name = {s["name"]: {p["policy"]: p for p in s["policies"]} for s in d["scenarios"]}
+targets = {t["scenario"]: t for t in d["targets"]}
+for n in ("philly-gpus", "philly-whole-nodes", "pollux"):
+    t, pol = targets.get(n), by_name[n]
+    if t is None:
+        check(False, f"no target for {n}")
+        continue
+    change = pol["suite"]["mean_jct_h"] / pol["tree-bestfit"]["mean_jct_h"] - 1
+    check(abs(t["mean_jct_change"] - change) < 1e-9, f"{n}: target change {t['mean_jct_change']} vs {change}")
+    check(t["mean_met"] == (change <= -0.25), f"{n}: mean_met {t['mean_met']} at {change}")
+
+wr = d["failures"]["win_rate"]
+for policy in ("engine", "engine-learned"):
+    for regime in ("cyclic", "tree", "single"):
+        r = wr.get(policy, {}).get(regime)
+        if r is None:
+            check(False, f"failures.win_rate.{policy}.{regime} missing")
+            continue
+        decided = r["wins"] + r["losses"]
+        want = r["wins"] / decided if decided else None
+        check(r["win_rate"] == want or (want is not None and abs(r["win_rate"] - want) < 1e-12),
+              f"failures.win_rate.{policy}.{regime} = {r['win_rate']}, {r['wins']} wins {r['losses']} losses")
+lm = d["failures"]["learned_model"]
+check(lm["format"] == "slurm-ai learned risk model" and len(lm["parameters"]) == 133,
+      f"learned model: {lm.get('format')}, {len(lm.get('parameters', []))} parameters")
+
+for heading in ("## The targets", "## 6. Failures as they happen", "## Where the suite wins, ties and loses"):
+    check(heading in page, f"page lacks '{heading}'")
+
+if errors:
+    print("FAIL: " + "\n      ".join(errors))
+    sys.exit(1)
+print(f"ok: {len(names)} scenarios x 6 variants, targets and failures consistent")
+PY
