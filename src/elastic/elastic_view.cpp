@@ -10,8 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
-#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/json_text.hpp"
 
 namespace slurm_ai {
 namespace {

@@ -144,7 +144,7 @@ Parsed<LearnedRisk> LearnedRisk::parse(std::string_view text, std::string_view s
             return std::string();
         return j[key].is_string() ? j[key].get<std::string>() : j[key].dump();
     };
-    if (!j.is_object() || j.value("format", nlohmann::json()) != nlohmann::json(std::string(kFormat)))
+    if (field("format") != kFormat)  // another type's text never reads as the format's name
         return bad(source, "format", field("format"), std::string(kFormat));
     if (j.value("version", nlohmann::json()) != kVersion)
         return bad(source, "version", field("version"), std::to_string(kVersion));

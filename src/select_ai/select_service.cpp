@@ -11,8 +11,8 @@
 
 #include "select_service_loaded.hpp"
 #include "slurm_ai/common/file_io.hpp"
-#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"

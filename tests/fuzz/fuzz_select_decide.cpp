@@ -9,7 +9,6 @@
 // the node counts handed to cons_tres must lie in that range too. A placed job is then
 // recorded as slurmctld does when it starts, with the GPUs gres gave on each node: those the
 // view had free there, and at times one more than the node's topology lists.
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -44,8 +43,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     node_count = names.size();
     node_names = names;
 
-    // One fixed directory, emptied before each input: a random name (mkdtemp) or records
-    // of earlier inputs would change what the fuzzer sees from run to run.
+    // One fixed directory, emptied after each recorded input: a random name (mkdtemp) or
+    // records of earlier inputs would change what the fuzzer sees from run to run.
     state_dir = (std::filesystem::temp_directory_path() / "slurm-ai-fuzz-select-decide").string();
     std::filesystem::remove_all(state_dir);
     std::filesystem::create_directories(state_dir);

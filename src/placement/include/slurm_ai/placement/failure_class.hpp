@@ -13,11 +13,12 @@ inline constexpr int kFailureClasses = 6;
 
 std::string_view to_string(FailureClass c);
 
-// By keywords, case-insensitive, each where a word starts, in this order: a GPU's (gpu, xid, ecc, nvlink, nvidia,
-// dcgm); the network's (nic, hca, infiniband, ib port, link down, cable, optical,
-// transceiver, rdma, roce, efa); power (power, psu); cooling (fan, temperature, thermal,
-// overheat); software (kernel, panic, file system, filesystem, fs readonly, operating
-// system, software, firmware, driver, kill task, epilog, prolog); anything else is other.
+// By keywords, case-insensitive, each where a word starts, in this order: a GPU's (gpu,
+// xid, ecc, nvlink, nvidia, dcgm); the network's (nic, hca, infiniband, ib port, link down,
+// cable, optical, transceiver, rdma, roce, efa); power (power, psu); cooling (fan,
+// temperature, thermal, overheat); software (kernel, panic, file system, filesystem, fs
+// readonly, operating system, software, firmware, driver, kill task, epilog, prolog);
+// anything else is other.
 FailureClass classify_failure(std::string_view text);
 
 // The network class takes the node's fabric link, not the node: jobs inside the node can
