@@ -96,15 +96,17 @@ Summary summarize(const RunResult &run, int max_gpus_per_host) {
     return s;
 }
 
-double PairedTally::win_rate() const {
-    return comparisons() ? static_cast<double>(wins) / comparisons() : 0.0;
+std::optional<double> win_rate(int wins, int losses) {
+    if (wins + losses == 0)
+        return std::nullopt;
+    return static_cast<double>(wins) / (wins + losses);
 }
 
 std::pair<double, double> PairedTally::interval() const {
     const double n = comparisons();
     if (n == 0)
         return {0, 1};
-    const double z = 1.96, p = win_rate();
+    const double z = 1.96, p = *win_rate();
     const double centre = (p + z * z / (2 * n)) / (1 + z * z / n);
     const double half = z * std::sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / (1 + z * z / n);
     return {std::max(0.0, centre - half), std::min(1.0, centre + half)};

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -41,6 +42,10 @@ Summary mean_of(const std::vector<Summary> &runs);
 
 double percentile(std::vector<double> values, double q);  // nearest rank; 0 when empty
 
+// wins / (wins + losses), ties left out; none when nothing was decided (a rate of 0 would
+// read as every comparison lost).
+std::optional<double> win_rate(int wins, int losses);
+
 // A run's paired decisions (PairedDecision) of one regime. A decision counts as a
 // comparison when the two placements lose different amounts to the failures that followed;
 // a win is the geometry-aware placement losing strictly less. Decisions where both lose
@@ -51,7 +56,7 @@ struct PairedTally {
     int wins = 0, losses = 0, ties = 0;
     double lost_aware_gpu_h = 0, lost_blind_gpu_h = 0;
     int comparisons() const { return wins + losses; }
-    double win_rate() const;  // wins / comparisons; 0 without any
+    std::optional<double> win_rate() const { return sim::win_rate(wins, losses); }
     // Wilson's 95% interval of the win rate.
     std::pair<double, double> interval() const;
     void add(const PairedTally &o);

@@ -94,7 +94,7 @@ std::string paired_table(const std::string &policy, const std::array<PairedTally
         rows.push_back({to_string(static_cast<Regime>(r)), std::to_string(x.decisions),
                         std::to_string(x.differ), std::to_string(x.wins),
                         std::to_string(x.losses), std::to_string(x.ties),
-                        x.comparisons() ? pct(x.win_rate()) + "%" : "-",
+                        x.win_rate() ? pct(*x.win_rate()) + "%" : "-",
                         x.comparisons() ? pct(lo) + "-" + pct(hi) + "%" : "-",
                         fmt::format("{:.1f}", x.lost_aware_gpu_h),
                         fmt::format("{:.1f}", x.lost_blind_gpu_h)});

@@ -494,25 +494,23 @@ int write_report(const ReportOptions &o) {
         const int study_hosts = study.sizes.front().hosts;
         for (int r : {1, 2}) {
             const auto &paired = h.paired[static_cast<std::size_t>(r)];
-            const int wins = h.window_wins[static_cast<std::size_t>(r)];
-            const int decided = wins + h.window_losses[static_cast<std::size_t>(r)];
-            const double window = decided ? static_cast<double>(wins) / decided : 0.0;
+            const auto window = win_rate(h.window_wins[static_cast<std::size_t>(r)],
+                                         h.window_losses[static_cast<std::size_t>(r)]);
+            const bool met = window.value_or(0) >= 0.87;
             targets.push_back(
                 {fmt::format("geometry-aware placement wins at least 87% of comparisons, {} "
                              "({} hosts, the trace)",
                              to_string(static_cast<Regime>(r)), study_hosts),
                  fmt::format("{} window by window; {} decision by decision ({} comparisons)",
-                             decided ? fmt::format("{:.0f}%", 100 * window) : std::string("none"),
-                             paired.comparisons() ? fmt::format("{:.0f}%", 100 * paired.win_rate())
-                                                  : std::string("none"),
+                             percent_or(window, "none"), percent_or(paired.win_rate(), "none"),
                              paired.comparisons()),
-                 window >= 0.87});
+                 met});
             target_json.push_back({{"scenario", "failures"},
                                    {"regime", r == 1 ? "cyclic" : "tree"},
-                                   {"window_win_rate", win_rate_json(wins, decided - wins)},
-                                   {"paired_win_rate", win_rate_json(paired.wins, paired.losses)},
+                                   {"window_win_rate", rate_json(window)},
+                                   {"paired_win_rate", rate_json(paired.win_rate())},
                                    {"paired_comparisons", paired.comparisons()},
-                                   {"met", window >= 0.87}});
+                                   {"met", met}});
         }
         const double suite = relative(h.lost_suite, h.lost_tree),
                      engine = relative(h.lost_engine, h.lost_tree);

@@ -48,10 +48,6 @@ std::array<std::array<int, 3>, kRegimes> window_tally(const FailureStudy::Size &
     return out;
 }
 
-double rate(const std::array<int, 3> &t) {
-    return t[0] + t[2] ? static_cast<double>(t[0]) / (t[0] + t[2]) : 0.0;
-}
-
 std::array<PairedTally, kRegimes> pooled(const FailureStudy::Size &s, std::size_t policy) {
     std::array<PairedTally, kRegimes> out{};
     for (const auto &w : s.paired)
@@ -276,7 +272,7 @@ std::string failures_section(const FailureStudy &study) {
             const auto &t = wt[static_cast<std::size_t>(r)];
             line(fmt::format("| {} | {} | {} | {} | {} |", to_string(static_cast<Regime>(r)), t[0],
                              t[1], t[2],
-                             t[0] + t[2] ? fmt::format("{:.0f}%", 100 * rate(t)) : "-"));
+                             percent_or(win_rate(t[0], t[2]), "-")));
         }
         line();
         for (const char *aware : {"engine", "engine-learned"}) {
@@ -289,9 +285,12 @@ std::string failures_section(const FailureStudy &study) {
     return md;
 }
 
-nlohmann::json win_rate_json(int wins, int losses) {
-    return wins + losses ? nlohmann::json(static_cast<double>(wins) / (wins + losses))
-                         : nlohmann::json();
+std::string percent_or(std::optional<double> rate, std::string_view none) {
+    return rate ? fmt::format("{:.0f}%", 100 * *rate) : std::string(none);
+}
+
+nlohmann::json rate_json(std::optional<double> rate) {
+    return rate ? nlohmann::json(*rate) : nlohmann::json();
 }
 
 nlohmann::json failures_json(const FailureStudy &study) {
@@ -311,7 +310,7 @@ nlohmann::json failures_json(const FailureStudy &study) {
                 auto [lo, hi] = x.interval();
                 out[kRegimeKeys[r]] = {{"decisions", x.decisions}, {"differ", x.differ},
                                        {"wins", x.wins},           {"losses", x.losses},
-                                       {"ties", x.ties},           {"win_rate", win_rate_json(x.wins, x.losses)},
+                                       {"ties", x.ties},           {"win_rate", rate_json(x.win_rate())},
                                        {"interval", {lo, hi}}};
             }
             return out;
@@ -323,8 +322,8 @@ nlohmann::json failures_json(const FailureStudy &study) {
                 out[kRegimeKeys[r]] = {{"wins", t[static_cast<std::size_t>(r)][0]},
                                        {"ties", t[static_cast<std::size_t>(r)][1]},
                                        {"losses", t[static_cast<std::size_t>(r)][2]},
-                                       {"win_rate", win_rate_json(t[static_cast<std::size_t>(r)][0],
-                                                                  t[static_cast<std::size_t>(r)][2])}};
+                                       {"win_rate", rate_json(win_rate(t[static_cast<std::size_t>(r)][0],
+                                                                       t[static_cast<std::size_t>(r)][2]))}};
             return out;
         };
         size["win_rate"] = {{"engine", windows("engine")}, {"engine-learned", windows("engine-learned")}};

@@ -9,6 +9,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -49,9 +50,10 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
 std::string failures_section(const FailureStudy &study);
 nlohmann::json failures_json(const FailureStudy &study);
 
-// wins / (wins + losses), ties left out, as the JSON gives it: null when nothing was
-// decided (a rate of 0 would read as every comparison lost).
-nlohmann::json win_rate_json(int wins, int losses);
+// A win rate as the page gives it ("57%"), or `none` when nothing was decided; and as the
+// JSON gives it (null when nothing was decided).
+std::string percent_or(std::optional<double> rate, std::string_view none);
+nlohmann::json rate_json(std::optional<double> rate);
 
 // The figures the targets use, for the size given (index into sizes): the windows won and
 // lost by engine against engine-norisk by regime, and lost GPU-hours against tree best fit.

@@ -10,11 +10,9 @@ resize=$SLURM_AI_BIN_DIR/ai-resize
 trap 'cancel_named elastic-resize elastic-blocker' EXIT
 
 # The job writes "<generation> <nodes> <world size>" for every resize signal it gets. Its
-# body is one function, read whole before it runs, and runs no $(...) once the trap is
-# set: bash 5.2 reads a script as it goes and parses a $(...) again as it starts it, and a
-# trap that fires during such a parse fails ("trap: line 2: unexpected EOF while looking
-# for matching `)'"). The signal comes as ai-resize exits, just when the next line starts:
-# a `for i in $(seq 300)` there lost it in 2 of 6 runs.
+# body is one function, read whole before it runs (bash reads a script as it goes), and
+# runs no $(...) once the trap is set: a signal that comes as bash starts one can be lost
+# (docs/elastic.md; a `for i in $(seq 300)` here lost the grow's in 2 of 6 runs).
 cat >"$WORK/job.sh" <<EOF
 #!/bin/bash
 report() {

@@ -19,6 +19,7 @@
 #include <string_view>
 #include <vector>
 
+#include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
@@ -27,7 +28,7 @@ namespace {
 slurm_ai::SelectService *service;
 std::size_t node_count;
 std::vector<std::string> node_names;
-std::string state_dir;  // where a placed job is recorded (emptied after each input)
+std::string state_dir;  // where a placed job is recorded (the record removed after each input)
 
 }  // namespace
 
@@ -43,8 +44,8 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     node_count = names.size();
     node_names = names;
 
-    // One fixed directory, emptied after each recorded input: a random name (mkdtemp) or
-    // records of earlier inputs would change what the fuzzer sees from run to run.
+    // One fixed directory, each input's record removed after it: a random name (mkdtemp)
+    // or records of earlier inputs would change what the fuzzer sees from run to run.
     state_dir = (std::filesystem::temp_directory_path() / "slurm-ai-fuzz-select-decide").string();
     std::filesystem::remove_all(state_dir);
     std::filesystem::create_directories(state_dir);
@@ -114,7 +115,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
             gpus += list.empty() ? "0" : list;
         }
         service->record(state_dir, job.job_id, nodes, gpus, job.env, "");
-        std::filesystem::remove_all(state_dir + "/ai_select");
+        std::filesystem::remove(slurm_ai::job_record_path(state_dir, job.job_id));
     }
     service->forget(job.job_id);
     return 0;

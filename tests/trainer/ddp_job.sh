@@ -25,24 +25,12 @@ say() { echo "ddp_job: $*"; }
 
 # The job's size now: the view after a resize, checked against slurmctld (a view can be
 # stale: a requeued job's nodes change without a resize); slurmctld's count wins. Read
-# without $(...), which a resize signal can break (see docs/elastic.md).
-job_file=${TMPDIR:-/tmp}/ddp_job.$SLURM_JOB_ID.$$
-job_nodes() {  # sets want
-    local word words
-    want=""
-    scontrol show job "$SLURM_JOB_ID" >"$job_file" 2>/dev/null || return 0
-    while read -ra words; do
-        for word in "${words[@]}"; do
-            [[ $word == NumNodes=* ]] || continue
-            want=${word#NumNodes=}
-            want=${want%%-*}  # "2-2" while pending
-        done
-    done <"$job_file"
-    rm -f "$job_file"
-}
+# by a pipe into `read` (lastpipe: in this shell), not by $(...), which a resize signal
+# can break (see docs/elastic.md).
+shopt -s lastpipe
 size_step() {
-    local want gen=""
-    job_nodes
+    local want="" gen=""
+    scontrol show job "$SLURM_JOB_ID" | grep -oE ' NumNodes=[0-9]+' | cut -d= -f2 | read -r want
     if [ -n "${SLURM_AI_ELASTIC_ENV:-}" ] && [ -r "$SLURM_AI_ELASTIC_ENV" ]; then
         # shellcheck disable=SC1090
         source "$SLURM_AI_ELASTIC_ENV"

@@ -726,13 +726,15 @@ TEST_CASE("sim paired: a decision is won when its placement loses less to the fa
     CHECK(cyclic.differ == 2);
     CHECK(cyclic.wins == 1);
     CHECK(cyclic.losses == 1);
-    CHECK(cyclic.win_rate() == Approx(0.5));
+    REQUIRE(cyclic.win_rate());
+    CHECK(*cyclic.win_rate() == Approx(0.5));
     CHECK(cyclic.lost_blind_gpu_h == Approx(16 * 1000 / 3600.0));
     const auto &tree = t[static_cast<std::size_t>(Regime::kTree)];
     CHECK(tree.decisions == 2);
     CHECK(tree.differ == 1);
     CHECK(tree.ties == 2);
     CHECK(tree.comparisons() == 0);
+    CHECK_FALSE(tree.win_rate());  // nothing decided: no rate, not a rate of 0
     CHECK(tree.interval() == std::pair<double, double>{0, 1});
     CHECK(t[static_cast<std::size_t>(Regime::kNone)].ties == 1);
 
@@ -744,7 +746,8 @@ TEST_CASE("sim paired: a decision is won when its placement loses less to the fa
     CHECK(eight.interval().second == Approx(0.9433).margin(1e-4));
     eight.add(cyclic);
     CHECK(eight.comparisons() == 12);
-    CHECK(eight.win_rate() == Approx(9.0 / 12));
+    REQUIRE(eight.win_rate());
+    CHECK(*eight.win_rate() == Approx(9.0 / 12));
 }
 
 TEST_CASE("sim paired: the engine's starts are paired with engine-norisk's choice on the same "
