@@ -374,14 +374,6 @@ struct TrainCli {
     TrainOptions train;
 };
 
-// The training cluster: `hosts` hosts in the shape of the X5 dump (DGX-2 nodes; only its
-// leaves matter here).
-Parsed<SimCluster> shaped_cluster(int hosts) {
-    ScenarioSpec spec;
-    spec.cluster.hosts = hosts;
-    return build_cluster(with_defaults(spec).cluster);
-}
-
 int cmd_train_risk(TrainCli &t) {
     auto trace = load_fault_trace(t.trace, t.population);
     if (!trace) {
@@ -396,23 +388,32 @@ int cmd_train_risk(TrainCli &t) {
         return 1;
     }
     const int hosts = t.hosts > 0 ? t.hosts : f.population;
-    auto cluster = shaped_cluster(hosts);
-    if (!cluster) {
-        std::cerr << "ai-sim: " << cluster.error().message() << '\n';
+    const double from = std::floor(f.first_day), to = f.last_day + 1;
+    // Samples before and after the split on `n` hosts (the X5 dump's shape, DGX-2 nodes).
+    auto sampled = [&](int n) -> std::optional<std::pair<RiskSamples, RiskSamples>> {
+        auto sc = risk_jobs(n);
+        if (!sc) {
+            std::cerr << "ai-sim: " << sc.error().message() << '\n';
+            return std::nullopt;
+        }
+        auto r = replay_faults(f, sc->cluster.graph, FaultMapping::kRack, 0, to, t.train.seed);
+        const int per_day = risk_samples_per_day(n);
+        return std::pair{risk_samples(r, sc->cluster, sc->jobs.jobs, from, split, per_day, t.train.seed),
+                         risk_samples(r, sc->cluster, sc->jobs.jobs, split, to, per_day, t.train.seed + 1)};
+    };
+    auto samples = sampled(hosts);
+    if (!samples)
         return 1;
-    }
-    const double from = std::floor(f.first_day);
-    auto replay = replay_faults(f, cluster->graph, FaultMapping::kRack, 0, f.last_day + 1, t.train.seed);
-    auto train = hazard_samples(replay, cluster->graph, from, split);
-    auto test = hazard_samples(replay, cluster->graph, split, f.last_day + 1);
+    const auto &[train, test] = *samples;
     auto t0 = std::chrono::steady_clock::now();
-    LearnedRisk model = train_risk(train, hosts, t.train);
+    LearnedRisk model = train_risk(train, t.train);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     const Judgement j = judge(model, train, test);
     model.info.trace = t.trace.substr(t.trace.rfind('/') + 1);
+    model.info.jobs = "philly.csv, 2017-10-10";
     model.info.train_from_day = from;
     model.info.train_to_day = split;
-    model.info.test_to_day = f.last_day + 1;
+    model.info.test_to_day = to;
     model.info.hosts = hosts;
     model.info.auc = j.auc;
     model.info.auc_hand_written = j.auc_hand_written;
@@ -420,30 +421,24 @@ int cmd_train_risk(TrainCli &t) {
     model.info.log_loss_hand_written = j.log_loss_hand_written;
     model.info.beats_hand_written = j.beats();
     std::cout << fmt::format(
-        "trained on {} hosts (the trace's servers by rack on X5's shape), days {:g}-{:g}: {} "
-        "samples, {} with a failure; {} epochs and weight decay {:g} (chosen on the training days' "
-        "last quarter); {:.1f} s\n",
+        "trained on {} hosts (the trace's servers by rack on X5's shape) and the Philly jobs of "
+        "2017-10-10, days {:g}-{:g}: {} placements, {} stopped by a fault; {} epochs and weight "
+        "decay {:g} (chosen on the training days' last quarter); {:.1f} s\n",
         hosts, from, split, train.x.size(), train.positives(), model.info.epochs,
         model.info.weight_decay, secs);
     std::cout << fmt::format("{:<10} {:>6} {:>9} {:>9} {:>14} {:>10} {:>14}\n", "held out", "hosts",
-                             "samples", "failures", "AUC learned", "hand", "log-loss l/h");
-    auto row = [&](int n, const HazardSamples &s, const Judgement &x) {
+                             "samples", "stopped", "AUC learned", "hand", "log-loss l/h");
+    auto row = [&](int n, const RiskSamples &s, const Judgement &x) {
         std::cout << fmt::format("{:<10} {:>6} {:>9} {:>9} {:>14.4f} {:>10.4f} {:>7.5f}/{:.5f}\n",
-                                 fmt::format("{:g}-{:g}", split, f.last_day + 1), n, s.x.size(),
-                                 s.positives(), x.auc, x.auc_hand_written, x.log_loss,
-                                 x.log_loss_hand_written);
+                                 fmt::format("{:g}-{:g}", split, to), n, s.x.size(), s.positives(),
+                                 x.auc, x.auc_hand_written, x.log_loss, x.log_loss_hand_written);
     };
     row(hosts, test, j);
     for (int n : t.eval_hosts) {
-        auto other = shaped_cluster(n);
-        if (!other) {
-            std::cerr << "ai-sim: " << other.error().message() << '\n';
+        auto other = sampled(n);
+        if (!other)
             return 1;
-        }
-        auto r = replay_faults(f, other->graph, FaultMapping::kRack, 0, f.last_day + 1, t.train.seed);
-        row(n, hazard_samples(r, other->graph, split, f.last_day + 1),
-            judge(model, hazard_samples(r, other->graph, from, split),
-                  hazard_samples(r, other->graph, split, f.last_day + 1)));
+        row(n, other->second, judge(model, other->first, other->second));
     }
     std::cout << (j.beats() ? "the learned model beats the hand-written one on the held-out days"
                             : "the learned model does NOT beat the hand-written one on the "

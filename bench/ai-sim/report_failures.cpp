@@ -77,24 +77,27 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
 
     // The learned model: trained at the population's size, judged at every size studied.
     study.train_hosts = quick ? 64 : kPopulation;
-    auto shaped = [&](int hosts) {
-        ScenarioSpec s;
-        s.cluster.hosts = hosts;
-        return build_cluster(with_defaults(s).cluster);
-    };
     const double from = std::floor(f.first_day), to = f.last_day + 1;
+    auto judged_at = [&](int hosts, bool train) -> std::optional<InputError> {
+        auto sc = risk_jobs(hosts);
+        if (!sc)
+            return sc.error();
+        auto r = replay_faults(f, sc->cluster.graph, FaultMapping::kRack, 0, to, 1);
+        const int per_day = risk_samples_per_day(hosts);
+        const auto before = risk_samples(r, sc->cluster, sc->jobs.jobs, from, study.split_day, per_day, 1);
+        const auto after = risk_samples(r, sc->cluster, sc->jobs.jobs, study.split_day, to, per_day, 2);
+        if (train)
+            study.model = train_risk(before, TrainOptions{});
+        study.judged.push_back({hosts, judge(study.model, before, after)});
+        return std::nullopt;
+    };
+    if (auto e = judged_at(study.train_hosts, true))
+        return e;
     {
-        auto c = shaped(study.train_hosts);
-        if (!c)
-            return c.error();
-        auto r = replay_faults(f, c->graph, FaultMapping::kRack, 0, to, 1);
-        auto train = hazard_samples(r, c->graph, from, study.split_day);
-        auto test = hazard_samples(r, c->graph, study.split_day, to);
-        study.model = train_risk(train, study.train_hosts, TrainOptions{});
-        const Judgement j = judge(study.model, train, test);
-        study.judged.push_back({study.train_hosts, j});
+        const Judgement &j = study.judged.front().second;
         auto &i = study.model.info;
         i.trace = "infinitehbd-fault-trace.json";
+        i.jobs = "philly.csv, 2017-10-10";
         i.train_from_day = from;
         i.train_to_day = study.split_day;
         i.test_to_day = to;
@@ -117,14 +120,9 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
         if (!prepared)
             return prepared.error();
         s.scenario.emplace(std::move(prepared).value());
-        if (s.hosts != study.train_hosts) {  // the model judged on this size too
-            auto c = shaped(s.hosts);
-            if (!c)
-                return c.error();
-            auto r = replay_faults(f, c->graph, FaultMapping::kRack, 0, to, 1);
-            study.judged.push_back({s.hosts, judge(study.model, hazard_samples(r, c->graph, from, study.split_day),
-                                                   hazard_samples(r, c->graph, study.split_day, to))});
-        }
+        if (s.hosts != study.train_hosts)  // the model judged on this size too
+            if (auto e = judged_at(s.hosts, false))
+                return e;
         // Windows evenly over the held-out days, each with kWindowDays of trace after it.
         const double last_start = std::max(study.split_day, f.last_day - kWindowDays);
         s.rows.assign(static_cast<std::size_t>(windows), std::vector<Summary>(kStudyPolicies.size()));
@@ -202,12 +200,19 @@ std::string failures_section(const FailureStudy &study) {
     line();
     const auto &i = study.model.info;
     line(fmt::format(
-        "Trained in this run (`ai-sim train-risk` does the same alone) on days {:g} to {:.1f} of "
-        "the trace on {} hosts: {} host-days, {} of them with a failure; {} epochs, weight decay "
-        "{:g}, chosen on the last quarter of those days. 133 parameters (learned_risk.hpp). "
-        "Judged on the later days against the hand-written rates (1 + 10 x the weekly count, "
-        "scaled to the training days):",
-        i.train_from_day, i.train_to_day, study.train_hosts, i.samples, i.positives, i.epochs,
+        "It rates a candidate placement: the job graph's shape, the hosts, leaf switches and "
+        "NVLink domains it spans and their sizes, its hosts' failure history by class and that "
+        "of the other hosts of its leaves (learned_risk.hpp; 16 inputs, 12 tanh units, {} "
+        "parameters, trained in plain C++). Trained in this run (`ai-sim train-risk` does the "
+        "same alone) on days {:g} to {:.1f} of the trace on {} hosts: {} placements of the "
+        "Philly jobs of 2017-10-10 (their sizes, graphs and run times; half packed, half "
+        "scattered, {} a day), {} of them stopped by a fault during their job's run; {} epochs, "
+        "weight decay {:g}, chosen on the last quarter of those days. Judged on placements of "
+        "the later days against the hand-written model's score for the same placement (scaled "
+        "to the training days), by each one's chance that the placement is stopped during its "
+        "job's run:",
+        LearnedRisk::kParameters, i.train_from_day, i.train_to_day, study.train_hosts,
+        i.samples, risk_samples_per_day(study.train_hosts), i.positives, i.epochs,
         i.weight_decay));
     line();
     line("| hosts | AUC, learned | hand-written | log-loss, learned | hand-written | better |");
@@ -221,9 +226,9 @@ std::string failures_section(const FailureStudy &study) {
                                                                                       : "hand-written"));
     line();
     line(i.beats_hand_written
-             ? "On the size it was trained on the learned model beats the hand-written rates: "
+             ? "On the size it was trained on the learned model beats the hand-written model: "
                "the plugin would use it (RiskModel=)."
-             : "On the size it was trained on it does not beat the hand-written rates on both "
+             : "On the size it was trained on it does not beat the hand-written model on both "
                "counts: the plugin would not use it (RiskModel= refuses such a file), and "
                "`engine-learned` below shows what it would have done.");
     line();

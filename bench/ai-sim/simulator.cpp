@@ -108,8 +108,6 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
         host_rate_[static_cast<std::size_t>(order[i])] *= f.flaky_factor;
     natural_pending_.assign(static_cast<std::size_t>(hosts), 0);
     history_.assign(static_cast<std::size_t>(hosts), {});
-    if (learned_)
-        state_.learned_rate.assign(static_cast<std::size_t>(hosts), 0.0);
     down_until_.assign(static_cast<std::size_t>(hosts), -1e300);
     link_only_.assign(static_cast<std::size_t>(hosts), 0);
     // What the select plugin would remember of the failures before the simulation.
@@ -171,26 +169,13 @@ void Run::refresh_failures(double t) {
         state_.failures[h] = history_[static_cast<std::size_t>(h)].as_of(t).week;
     if (!learned_ || (t - learned_at_ < 60 && !history_changed_))
         return;
-    // The learned model's rates: every host's inputs, its leaf's from the other hosts.
+    // The learned model's view: the hosts with a failure, brought to now.
     learned_at_ = t;
     history_changed_ = false;
-    std::map<int, std::pair<double, int>> leaf;  // leaf -> weekly sum, hosts above 0.05
-    std::vector<double> week(history_.size(), 0.0);
-    for (int h : failed_hosts_) {
-        week[static_cast<std::size_t>(h)] = state_.failures[h];
-        auto &l = leaf[graph_.host_leaf(h)];
-        l.first += week[static_cast<std::size_t>(h)];
-        l.second += week[static_cast<std::size_t>(h)] > 0.05;
-    }
-    for (int h = 0; h < graph_.host_count(); ++h) {
-        const int at = graph_.host_leaf(h);
-        const auto found = leaf.find(at);
-        const double others = found == leaf.end() ? 0 : found->second.first - week[static_cast<std::size_t>(h)];
-        const int flagged = found == leaf.end() ? 0 : found->second.second - (week[static_cast<std::size_t>(h)] > 0.05);
-        const auto n = at >= 0 ? graph_.hosts_at_leaf(at).size() : 1;
-        state_.learned_rate[static_cast<std::size_t>(h)] = learned_->rate_per_day(hazard_inputs(
-            history_[static_cast<std::size_t>(h)], t, others, n > 1 ? flagged / double(n - 1) : 0.0));
-    }
+    auto view = std::make_shared<LearnedRiskView>(LearnedRiskView{learned_, RiskHistory(graph_, t)});
+    for (int h : failed_hosts_)
+        view->history.add(h, history_[static_cast<std::size_t>(h)]);
+    state_.learned = std::move(view);
 }
 
 void Run::submit(int j, double t) {

@@ -2,17 +2,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
-#include <numeric>
 #include <limits>
+#include <map>
 #include <random>
+#include <thread>
 
+#include "slurm_ai/placement/failure_risk.hpp"
 #include "testbed/ranks.hpp"
 
 namespace slurm_ai::sim {
 namespace {
-
-constexpr double kFlagged = 0.05;  // a weekly count above this marks a host of the leaf
 
 double log_loss(const std::vector<double> &p, const std::vector<char> &y) {
     double s = 0;
@@ -23,55 +22,152 @@ double log_loss(const std::vector<double> &p, const std::vector<char> &y) {
     return p.empty() ? 0 : s / static_cast<double>(p.size());
 }
 
-std::vector<double> hand_written(const HazardSamples &s, double c) {
-    std::vector<double> p(s.weekly.size());
+std::vector<double> hand_written(const RiskSamples &s, double c) {
+    std::vector<double> p(s.hand.size());
     for (std::size_t i = 0; i < p.size(); ++i)
-        p[i] = 1 - std::exp(-c * (1 + 10 * s.weekly[i]));
+        p[i] = -std::expm1(-c * s.hand[i] * s.days[i]);
     return p;
+}
+
+std::vector<double> learned(const LearnedRisk &m, const RiskSamples &s) {
+    std::vector<double> p(s.x.size());
+    for (std::size_t i = 0; i < p.size(); ++i)
+        p[i] = m.probability(s.x[i], s.days[i]);
+    return p;
+}
+
+// A job's place on `n` hosts: packed (consecutive hosts from a random one, wrapping) or
+// scattered; empty when it would take a host that is down.
+std::vector<int> candidate(int n, int hosts, bool packed, const std::vector<char> &down,
+                           std::mt19937_64 &rng) {
+    std::vector<int> out;
+    if (packed) {
+        const int from = static_cast<int>(rng() % static_cast<std::uint64_t>(hosts));
+        for (int k = 0; k < n; ++k)
+            out.push_back((from + k) % hosts);
+    } else {
+        std::vector<int> all(static_cast<std::size_t>(hosts));
+        for (int h = 0; h < hosts; ++h)
+            all[static_cast<std::size_t>(h)] = h;
+        for (int k = 0; k < n; ++k) {
+            const auto pick = k + static_cast<int>(rng() % static_cast<std::uint64_t>(hosts - k));
+            std::swap(all[static_cast<std::size_t>(k)], all[static_cast<std::size_t>(pick)]);
+            out.push_back(all[static_cast<std::size_t>(k)]);
+        }
+    }
+    for (int h : out)
+        if (down[static_cast<std::size_t>(h)])
+            return {};
+    return out;
 }
 
 }  // namespace
 
-long HazardSamples::positives() const {
+long RiskSamples::positives() const {
     return std::count(y.begin(), y.end(), 1);
 }
 
-HazardSamples hazard_samples(const Replay &replay, const ClusterGraph &graph, double from_day,
-                             double to_day) {
-    HazardSamples out;
-    const int hosts = graph.host_count();
-    std::vector<HostFailures> history(static_cast<std::size_t>(hosts));
-    // Everything before from_day is history: the replay's own and its earlier faults.
-    std::size_t next = 0;
+void RiskSamples::append(const RiskSamples &o) {
+    x.insert(x.end(), o.x.begin(), o.x.end());
+    days.insert(days.end(), o.days.begin(), o.days.end());
+    y.insert(y.end(), o.y.begin(), o.y.end());
+    hand.insert(hand.end(), o.hand.begin(), o.hand.end());
+}
 
+int risk_samples_per_day(int hosts) {
+    return std::max(32, hosts / 2);
+}
+
+Parsed<Scenario> risk_jobs(int hosts) {
+    ScenarioSpec s;
+    s.start = "2017-10-10";
+    s.overlay = 4;
+    s.cluster.hosts = hosts;
+    return prepare(with_defaults(s));
+}
+
+RiskSamples risk_samples(const Replay &replay, const SimCluster &cluster,
+                         const std::vector<SimJob> &jobs, double from_day, double to_day,
+                         int per_day, std::uint64_t seed) {
+    RiskSamples out;
+    const ClusterGraph &graph = cluster.graph;
+    const int hosts = graph.host_count();
+    const int per_host = std::max(cluster.max_gpus_per_host, 1);
+    if (jobs.empty() || hosts == 0)
+        return out;
+    const double end = (to_day - replay.start_day) * kDaySeconds;
+    std::vector<HostFailures> history(static_cast<std::size_t>(hosts));
+    std::vector<double> down_until(static_cast<std::size_t>(hosts), -1e300);
+    std::vector<int> failed;
+    auto note = [&](int h, double t, FailureClass kind) {
+        if (!history[static_cast<std::size_t>(h)].any())
+            failed.push_back(h);
+        history[static_cast<std::size_t>(h)].note(t, kind);
+    };
     for (const auto &h : replay.history)
         if (h.host >= 0 && h.host < hosts)
-            history[static_cast<std::size_t>(h.host)].note(h.t, h.kind);
+            note(h.host, h.t, h.kind);
+    // Each host's faults after the start, to label the samples.
+    std::vector<std::vector<const ReplayedFault *>> of(static_cast<std::size_t>(hosts));
+    for (const auto &f : replay.faults)
+        of[static_cast<std::size_t>(f.host)].push_back(&f);
+    const RiskModel hand(graph);
+    // Jobs drawn in proportion to their GPU-hours: what a failure can take.
+    std::vector<double> upto;
+    double total = 0;
+    for (const auto &j : jobs)
+        upto.push_back(total += j.gpus * j.work_s);
+    if (!(total > 0))
+        return out;
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(0.0, total);
+    std::size_t next = 0;
     const auto &faults = replay.faults;
     for (double day = std::floor(from_day); day < to_day; ++day) {
         const double t = (day - replay.start_day) * kDaySeconds;
-        for (; next < faults.size() && faults[next].t < t; ++next)
-            history[static_cast<std::size_t>(faults[next].host)].note(faults[next].t,
-                                                                      faults[next].kind);
-        std::vector<char> fails(static_cast<std::size_t>(hosts), 0);
-        for (std::size_t k = next; k < faults.size() && faults[k].t < t + kDaySeconds; ++k)
-            fails[static_cast<std::size_t>(faults[k].host)] = 1;
-        std::vector<double> week(static_cast<std::size_t>(hosts));
-        std::map<int, std::pair<double, int>> leaf;
-        for (int h = 0; h < hosts; ++h) {
-            week[static_cast<std::size_t>(h)] = history[static_cast<std::size_t>(h)].as_of(t).week;
-            auto &l = leaf[graph.host_leaf(h)];
-            l.first += week[static_cast<std::size_t>(h)];
-            l.second += week[static_cast<std::size_t>(h)] > kFlagged;
+        for (; next < faults.size() && faults[next].t < t; ++next) {
+            const auto &f = faults[next];
+            note(f.host, f.t, f.kind);
+            auto &until = down_until[static_cast<std::size_t>(f.host)];
+            until = std::max(until, f.t + f.duration_s);
         }
-        for (int h = 0; h < hosts; ++h) {
-            const auto &l = leaf[graph.host_leaf(h)];
-            const double w = week[static_cast<std::size_t>(h)];
-            const auto n = graph.host_leaf(h) >= 0 ? graph.hosts_at_leaf(graph.host_leaf(h)).size() : 1;
-            out.x.push_back(hazard_inputs(history[static_cast<std::size_t>(h)], t, l.first - w,
-                                          n > 1 ? (l.second - (w > kFlagged)) / double(n - 1) : 0.0));
-            out.y.push_back(fails[static_cast<std::size_t>(h)]);
-            out.weekly.push_back(w);
+        std::vector<char> down(static_cast<std::size_t>(hosts), 0);
+        for (int h = 0; h < hosts; ++h)
+            down[static_cast<std::size_t>(h)] = down_until[static_cast<std::size_t>(h)] > t;
+        RiskHistory now(graph, t);
+        ClusterState state(graph);
+        for (int h : failed) {
+            now.add(h, history[static_cast<std::size_t>(h)]);
+            state.failures[h] = history[static_cast<std::size_t>(h)].as_of(t).week;
+        }
+        for (int k = 0; k < per_day; ++k) {
+            const auto at = std::upper_bound(upto.begin(), upto.end(), u(rng)) - upto.begin();
+            const SimJob &job = jobs[std::min(static_cast<std::size_t>(at), jobs.size() - 1)];
+            const bool packed = rng() % 2 == 0;
+            const int n = (job.gpus + per_host - 1) / per_host;
+            const double watch = std::min(job.work_s, end - t);
+            if (n > hosts || watch < 60)
+                continue;
+            Placement p;
+            p.hosts = candidate(n, hosts, packed, down, rng);
+            if (p.hosts.empty())
+                continue;
+            int left = job.gpus;
+            for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+                const int take = std::min(left, per_host);
+                p.gpus.emplace_back();
+                for (int g = 0; g < take; ++g)
+                    p.gpus.back().push_back(g);
+                left -= take;
+            }
+            bool hit = false;
+            for (int h : p.hosts)
+                for (const ReplayedFault *f : of[static_cast<std::size_t>(h)])
+                    hit |= f->t >= t && f->t < t + watch && (!f->link || n > 1);
+            out.x.push_back(placement_risk_inputs(graph, risk_graph(job.demand, n), p.hosts, now));
+            out.days.push_back(watch / kDaySeconds);
+            out.y.push_back(hit);
+            out.hand.push_back(hand.estimate(job.demand, p, &state).per_day);
         }
     }
     return out;
@@ -79,34 +175,28 @@ HazardSamples hazard_samples(const Replay &replay, const ClusterGraph &graph, do
 
 namespace {
 
-// Samples with the same inputs, counted once with how many failed (most hosts have no
-// history and share their inputs): the same likelihood, far fewer terms.
-struct Grouped {
-    std::vector<HazardInputs> x;
-    std::vector<double> positives, total;
-};
-Grouped group(const HazardSamples &s) {
-    std::map<HazardInputs, std::size_t> at;
-    Grouped g;
+// The samples' first `share` (they are day by day) and the rest.
+std::pair<RiskSamples, RiskSamples> split(const RiskSamples &s, double share) {
+    const auto cut = static_cast<std::size_t>(static_cast<double>(s.x.size()) * share);
+    RiskSamples a, b;
     for (std::size_t i = 0; i < s.x.size(); ++i) {
-        auto [it, fresh] = at.try_emplace(s.x[i], g.x.size());
-        if (fresh) {
-            g.x.push_back(s.x[i]);
-            g.positives.push_back(0);
-            g.total.push_back(0);
-        }
-        g.positives[it->second] += s.y[i];
-        g.total[it->second] += 1;
+        RiskSamples &to = i < cut ? a : b;
+        to.x.push_back(s.x[i]);
+        to.days.push_back(s.days[i]);
+        to.y.push_back(s.y[i]);
+        to.hand.push_back(s.hand[i]);
     }
-    return g;
+    return {std::move(a), std::move(b)};
 }
 
-LearnedRisk fit(const HazardSamples &s, const Grouped &g, int epochs, double weight_decay,
-                const TrainOptions &o) {
+// Adam from the same start for `epochs`; `at` is called after each epoch.
+template <typename At>
+LearnedRisk fit(const RiskSamples &s, int epochs, double weight_decay, const TrainOptions &o,
+                At at) {
     LearnedRisk m;
     const double n = static_cast<double>(s.x.size());
-    // Inputs standardised on the training days.
-    for (int i = 0; i < kHazardInputs; ++i) {
+    // Inputs standardised on the training samples.
+    for (int i = 0; i < kRiskInputs; ++i) {
         double sum = 0, sq = 0;
         for (const auto &x : s.x) {
             sum += x[static_cast<std::size_t>(i)];
@@ -121,15 +211,18 @@ LearnedRisk fit(const HazardSamples &s, const Grouped &g, int epochs, double wei
     std::normal_distribution<double> init(0.0, 0.3);
     for (auto &w : m.w)
         w = init(rng);
-    // The output starts at the base rate.
-    const double base = std::clamp(static_cast<double>(s.positives()) / std::max(n, 1.0), 1e-6, 0.5);
-    m.w[LearnedRisk::kParameters - 1] = std::log(base / (1 - base));
+    // The output starts at the base rate: hits per day watched.
+    double watched = 0;
+    for (double d : s.days)
+        watched += d;
+    const double base = std::clamp(static_cast<double>(s.positives()) / std::max(watched, 1e-9), 1e-6, 10.0);
+    m.w[LearnedRisk::kParameters - 1] = std::log(std::expm1(base));  // softplus^-1
     std::array<double, LearnedRisk::kParameters> mom{}, var{};
     const double b1 = 0.9, b2 = 0.999;
     for (int epoch = 1; epoch <= epochs; ++epoch) {
         std::array<double, LearnedRisk::kParameters> grad{};
-        for (std::size_t i = 0; i < g.x.size(); ++i)
-            m.backprop(g.x[i], g.positives[i], g.total[i], grad);
+        for (std::size_t i = 0; i < s.x.size(); ++i)
+            m.backprop(s.x[i], s.days[i], s.y[i], 1, grad);
         for (std::size_t k = 0; k < grad.size(); ++k) {
             const double d = grad[k] / std::max(n, 1.0) + weight_decay * m.w[k];
             mom[k] = b1 * mom[k] + (1 - b1) * d;
@@ -138,6 +231,7 @@ LearnedRisk fit(const HazardSamples &s, const Grouped &g, int epochs, double wei
             const double vh = var[k] / (1 - std::pow(b2, epoch));
             m.w[k] -= o.learning_rate * mh / (std::sqrt(vh) + 1e-8);
         }
+        at(epoch, m);
     }
     m.info.samples = static_cast<long>(s.x.size());
     m.info.positives = s.positives();
@@ -146,47 +240,37 @@ LearnedRisk fit(const HazardSamples &s, const Grouped &g, int epochs, double wei
     return m;
 }
 
-double mean_log_loss(const LearnedRisk &m, const HazardSamples &s) {
-    std::vector<double> p(s.x.size());
-    for (std::size_t i = 0; i < p.size(); ++i)
-        p[i] = m.probability(s.x[i]);
-    return log_loss(p, s.y);
-}
-
-// The first `share` of the samples' days and the rest (samples are day by day, the same
-// hosts each day).
-std::pair<HazardSamples, HazardSamples> split(const HazardSamples &s, double share, int hosts) {
-    const std::size_t days = s.x.size() / static_cast<std::size_t>(std::max(hosts, 1));
-    const std::size_t cut = static_cast<std::size_t>(days * share) * static_cast<std::size_t>(hosts);
-    HazardSamples a, b;
-    for (std::size_t i = 0; i < s.x.size(); ++i) {
-        HazardSamples &to = i < cut ? a : b;
-        to.x.push_back(s.x[i]);
-        to.y.push_back(s.y[i]);
-        to.weekly.push_back(s.weekly[i]);
-    }
-    return {std::move(a), std::move(b)};
-}
-
 }  // namespace
 
-LearnedRisk train_risk(const HazardSamples &s, int hosts, const TrainOptions &o) {
-    // Epochs and weight decay chosen on the last quarter of the training days (trained on
-    // the first three), then the model trained again on all of them.
-    auto [early, late] = split(s, 0.75, hosts);
-    const Grouped ge = group(early);
-    int best_epochs = o.epochs;
-    double best_decay = o.weight_decay, best = std::numeric_limits<double>::infinity();
-    for (int epochs : {100, 300, 1000})
-        for (double decay : {1e-4, 1e-3, 1e-2}) {
-            const double loss = mean_log_loss(fit(early, ge, epochs, decay, o), late);
-            if (loss < best - 1e-12) {
-                best = loss;
-                best_epochs = epochs;
-                best_decay = decay;
+LearnedRisk train_risk(const RiskSamples &s, const TrainOptions &o) {
+    // Epochs and weight decay chosen on the last quarter of the training samples (trained
+    // on the first three; the epochs read off one run), then the model trained again on
+    // all of them.
+    auto [early, late] = split(s, 0.75);
+    const std::array<double, 3> decays{1e-4, 1e-3, 1e-2};
+    // Per decay, its held-out loss after 100, 300 and 1000 epochs (one thread each).
+    std::array<std::array<double, 3>, 3> loss{};
+    std::vector<std::thread> threads;
+    for (std::size_t d = 0; d < decays.size(); ++d)
+        threads.emplace_back([&, d] {
+            fit(early, 1000, decays[d], o, [&](int epoch, const LearnedRisk &m) {
+                const int k = epoch == 100 ? 0 : epoch == 300 ? 1 : epoch == 1000 ? 2 : -1;
+                if (k >= 0)
+                    loss[d][static_cast<std::size_t>(k)] = log_loss(learned(m, late), late.y);
+            });
+        });
+    for (auto &t : threads)
+        t.join();
+    int best_epochs = 300;
+    double best_decay = 1e-3, best = std::numeric_limits<double>::infinity();
+    for (std::size_t d = 0; d < decays.size(); ++d)
+        for (std::size_t k = 0; k < 3; ++k)
+            if (loss[d][k] < best - 1e-12) {
+                best = loss[d][k];
+                best_epochs = std::array{100, 300, 1000}[k];
+                best_decay = decays[d];
             }
-        }
-    return fit(s, group(s), best_epochs, best_decay, o);
+    return fit(s, best_epochs, best_decay, o, [](int, const LearnedRisk &) {});
 }
 
 double auc(const std::vector<double> &scores, const std::vector<char> &labels) {
@@ -206,11 +290,11 @@ double auc(const std::vector<double> &scores, const std::vector<char> &labels) {
     return (sum - pos * (pos + 1) / 2) / (pos * neg);
 }
 
-Judgement judge(const LearnedRisk &model, const HazardSamples &train, const HazardSamples &test) {
+Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test) {
     Judgement j;
     // The hand-written model's scale: the c that fits the training days best (log-loss is
     // convex in log c over this range; a golden-section search).
-    double lo = std::log(1e-6), hi = std::log(1.0);
+    double lo = std::log(1e-6), hi = std::log(1e4);
     auto loss_at = [&](double lc) { return log_loss(hand_written(train, std::exp(lc)), train.y); };
     for (int k = 0; k < 80; ++k) {
         const double a = lo + (hi - lo) * 0.382, b = lo + (hi - lo) * 0.618;
@@ -220,13 +304,11 @@ Judgement judge(const LearnedRisk &model, const HazardSamples &train, const Haza
             lo = a;
     }
     j.hand_written_scale = std::exp((lo + hi) / 2);
-    std::vector<double> learned(test.x.size());
-    for (std::size_t i = 0; i < test.x.size(); ++i)
-        learned[i] = model.probability(test.x[i]);
-    j.auc = auc(learned, test.y);
-    j.auc_hand_written = auc(test.weekly, test.y);
-    j.log_loss = log_loss(learned, test.y);
-    j.log_loss_hand_written = log_loss(hand_written(test, j.hand_written_scale), test.y);
+    const std::vector<double> mine = learned(model, test), theirs = hand_written(test, j.hand_written_scale);
+    j.auc = auc(mine, test.y);
+    j.auc_hand_written = auc(theirs, test.y);
+    j.log_loss = log_loss(mine, test.y);
+    j.log_loss_hand_written = log_loss(theirs, test.y);
     return j;
 }
 

@@ -1,49 +1,69 @@
-// Training and judging the learned risk model (learned_risk.hpp) on a real fault trace.
+// Training and judging the learned risk model (learned_risk.hpp) on a real fault trace and
+// the Philly-derived jobs.
 //
 // Samples: the trace replayed whole on a cluster (fault_trace.hpp, every server of the
-// population on a host, simultaneous faults on one leaf), one sample per host and day:
-// the host's inputs at the day's start (its failure history and its leaf's, as the select
-// plugin would keep them), labelled 1 when a failure of the host (any class) starts that
-// day. Days before `split_day` train the model (full-batch Adam on the log-likelihood,
-// weight decay, epochs chosen on the training days' last quarter, fixed seed: the same
-// model at every run); the days after it judge
-// it against the hand-written model, whose daily probability is 1 - exp(-c (1 + 10 w)) for
-// the host's weekly count w, c fitted on the training days (so that its scale does not
-// count against it): area under the ROC curve (how well each ranks the hosts that fail
-// next, which is what placement uses) and log-loss (how well it knows the odds). The
-// learned model beats the hand-written one when both are better.
+// population on a host, simultaneous faults on one leaf). Each day, `per_day` jobs drawn
+// (with the seed) from the jobs of a Philly-derived scenario on that cluster, in proportion
+// to their GPU-hours (what a failure can take), are placed at
+// the day's start as a scheduler might place them: half packed (consecutive hosts, the
+// fabric's order), half scattered (hosts drawn at random), never on a host that is down
+// then. A sample is the placement's inputs (the job's graph, the hosts, leaves and NVLink
+// domains it spans, their failure history as the select plugin would keep it), how long
+// it is watched (its job's run time, cut where the sample's period ends, so no fault of a
+// later period labels it) and whether a fault stopped it in that time (one of its hosts;
+// for a job on several hosts, one of their links too): what the simulator's jobs lose.
+//
+// Days before `split_day` train the model (full-batch Adam on the likelihood, weight
+// decay, epochs chosen on the training days' last quarter, fixed seed: the same model at
+// every run); the days after it judge it against the hand-written model (RiskModel's
+// per-day score for the placement, scaled by one factor c fitted on the training days so
+// that its scale does not count against it; a placement's chance is 1 - exp(-c x score x
+// days)): area under the ROC curve (how well each ranks the placements that are hit,
+// which is what placement uses) and log-loss (how well it knows the odds). The learned
+// model beats the hand-written one when both are better.
 #pragma once
 
 #include <cstdint>
 #include <vector>
 
 #include "fault_trace.hpp"
+#include "scenario.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 
 namespace slurm_ai::sim {
 
-struct HazardSamples {
-    std::vector<HazardInputs> x;
-    std::vector<char> y;          // 1: a failure that day
-    std::vector<double> weekly;   // the hand-written model's input (the weekly count)
+struct RiskSamples {
+    std::vector<RiskInputs> x;
+    std::vector<double> days;   // how long each placement was watched
+    std::vector<char> y;        // 1: a fault stopped it in that time
+    std::vector<double> hand;   // the hand-written model's score (per day)
     long positives() const;
+    void append(const RiskSamples &other);
 };
 
-// Samples of days [from_day, to_day) of the replay (whose time 0 is its start_day).
-HazardSamples hazard_samples(const Replay &replay, const ClusterGraph &graph, double from_day,
-                             double to_day);
+// The jobs whose shapes and run times the samples take: the failure study's day of the
+// Philly trace (2017-10-10, four days laid on one) on `hosts` hosts.
+Parsed<Scenario> risk_jobs(int hosts);
+
+// Placements drawn per day on a cluster of `hosts`: half as many as it has hosts, at
+// least 32.
+int risk_samples_per_day(int hosts);
+
+// Samples of days [from_day, to_day) of the replay (whose time 0 is its start_day),
+// watched until to_day at the latest.
+RiskSamples risk_samples(const Replay &replay, const SimCluster &cluster,
+                         const std::vector<SimJob> &jobs, double from_day, double to_day,
+                         int per_day, std::uint64_t seed);
 
 struct TrainOptions {
-    int epochs = 300;            // when the choice below cannot be made
     double learning_rate = 0.02;
-    double weight_decay = 1e-4;
     std::uint64_t seed = 1;
 };
 
 // Epochs (100, 300, 1000) and weight decay (1e-4, 1e-3, 1e-2) are chosen by the log-loss on
-// the last quarter of the training days, the model trained on the first three quarters;
-// then it is trained again on all of them. `hosts`: samples per day.
-LearnedRisk train_risk(const HazardSamples &train, int hosts, const TrainOptions &options);
+// the last quarter of the training samples (by day), the model trained on the first three
+// quarters; then it is trained again on all of them.
+LearnedRisk train_risk(const RiskSamples &train, const TrainOptions &options);
 
 // Area under the ROC curve of scores against labels (ties count half).
 double auc(const std::vector<double> &scores, const std::vector<char> &labels);
@@ -53,6 +73,6 @@ struct Judgement {
     double hand_written_scale = 0;  // c, fitted on the training days
     bool beats() const { return auc > auc_hand_written && log_loss < log_loss_hand_written; }
 };
-Judgement judge(const LearnedRisk &model, const HazardSamples &train, const HazardSamples &test);
+Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test);
 
 }  // namespace slurm_ai::sim

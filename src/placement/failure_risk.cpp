@@ -4,12 +4,14 @@
 #include <map>
 #include <unordered_map>
 
+#include "slurm_ai/placement/learned_risk.hpp"
+
 namespace slurm_ai {
 namespace {
 
 // The job's hosts (units) and, for cascading patterns, directed edges towards the sinks.
 struct ExecutionGraph {
-    enum class Kind { kIndependent, kCyclic, kCascade } kind = Kind::kIndependent;
+    RiskGraph kind = RiskGraph::kIndependent;
     std::vector<double> weight;             // share of the job's ranks on each unit
     std::vector<std::vector<int>> reverse;  // v -> units with an edge into v
     std::vector<bool> sink;
@@ -37,8 +39,8 @@ ExecutionGraph build(const JobDemand &d, const Placement &p) {
             g.reverse[b].push_back(a);
     };
 
+    g.kind = risk_graph(d, n);
     if (d.dag) {
-        g.kind = ExecutionGraph::Kind::kCascade;
         std::vector<int> first(d.dag->tasks.size());
         int next = 0;
         for (std::size_t t = 0; t < d.dag->tasks.size(); ++t) {
@@ -59,10 +61,8 @@ ExecutionGraph build(const JobDemand &d, const Placement &p) {
         case CommPattern::kAllReduce:
         case CommPattern::kTensorParallel:
         case CommPattern::kMoE:
-            g.kind = n > 1 ? ExecutionGraph::Kind::kCyclic : ExecutionGraph::Kind::kIndependent;
             break;
         case CommPattern::kPipeline: {
-            g.kind = ExecutionGraph::Kind::kCascade;
             int s = std::clamp(static_cast<int>(d.comm.stages), 1, std::max(r, 1));
             std::vector<int> first(s + 1);
             for (int k = 0; k <= s; ++k)
@@ -78,7 +78,6 @@ ExecutionGraph build(const JobDemand &d, const Placement &p) {
         }
         case CommPattern::kParameterServer:
             // Gradients flow up an aggregation tree to the first host.
-            g.kind = ExecutionGraph::Kind::kCascade;
             for (int i = 1; i < n; ++i)
                 g.reverse[(i - 1) / 2].push_back(i);
             g.sink[0] = true;
@@ -93,7 +92,7 @@ ExecutionGraph build(const JobDemand &d, const Placement &p) {
 double impact(const ExecutionGraph &g, const std::vector<bool> &failed) {
     double lost = 0;
     const std::size_t n = g.weight.size();
-    if (g.kind != ExecutionGraph::Kind::kCascade) {
+    if (g.kind != RiskGraph::kCascade) {
         for (std::size_t u = 0; u < n; ++u)
             if (failed[u])
                 lost += g.weight[u];
@@ -124,6 +123,23 @@ double impact(const ExecutionGraph &g, const std::vector<bool> &failed) {
 
 }  // namespace
 
+RiskGraph risk_graph(const JobDemand &d, int hosts) {
+    if (d.dag)
+        return RiskGraph::kCascade;
+    switch (d.comm.pattern) {
+        case CommPattern::kAllReduce:
+        case CommPattern::kTensorParallel:
+        case CommPattern::kMoE:
+            return hosts > 1 ? RiskGraph::kCyclic : RiskGraph::kIndependent;
+        case CommPattern::kPipeline:
+        case CommPattern::kParameterServer:
+            return RiskGraph::kCascade;
+        case CommPattern::kNone:
+            break;
+    }
+    return RiskGraph::kIndependent;
+}
+
 RiskModel::RiskModel(const ClusterGraph &graph, RiskConstants constants)
     : graph_(&graph), c_(constants) {}
 
@@ -133,8 +149,8 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
     if (p.empty())
         return out;
     ExecutionGraph g = build(demand, p);
-    out.graph = g.kind == ExecutionGraph::Kind::kCascade  ? "cascade"
-                : g.kind == ExecutionGraph::Kind::kCyclic ? "cyclic"
+    out.graph = g.kind == RiskGraph::kCascade  ? "cascade"
+                : g.kind == RiskGraph::kCyclic ? "cyclic"
                                                           : "independent";
     const std::size_t n = p.hosts.size();
     auto recent = [&](int host) { return state ? state->failures[host] : 0.0; };
@@ -150,13 +166,10 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
     };
     std::vector<bool> failed(n, false);
     std::map<int, std::vector<std::size_t>> by_leaf;
-    const bool learned = state && !state->learned_rate.empty();
     for (std::size_t u = 0; u < n; ++u) {
         int h = p.hosts[u];
         failed[u] = true;
-        consider(learned ? state->learned_rate[static_cast<std::size_t>(h)]
-                         : c_.host_per_day * (1 + c_.recent_factor * recent(h)),
-                 failed, graph_->host_name(h));
+        consider(c_.host_per_day * (1 + c_.recent_factor * recent(h)), failed, graph_->host_name(h));
         failed[u] = false;
         by_leaf[graph_->host_leaf(h)].push_back(u);
     }
@@ -186,6 +199,11 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
         if (leaf >= 0)
             together(c_.switch_per_day, graph_->hosts_at_leaf(leaf), units,
                      graph_->fabric().nodes[leaf].name);
+    // A learned model rates the placement as a whole; the domains above still say which
+    // one failure would take the most.
+    if (state && state->learned)
+        out.per_day = state->learned->model->rate_per_day(
+            placement_risk_inputs(*graph_, g.kind, p.hosts, state->learned->history));
     return out;
 }
 

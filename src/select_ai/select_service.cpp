@@ -65,7 +65,7 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
         const auto &i = model->info;
         if (i.beats_hand_written) {
             l->learned = std::move(model).value();
-            note = "RiskModel=" + l->config.risk_model + ": learned host failure rates in use";
+            note = "RiskModel=" + l->config.risk_model + ": learned placement failure rates in use";
         } else {
             note = "RiskModel=" + l->config.risk_model +
                    ": not used, it did not beat the hand-written rates on its held-out days "
@@ -231,41 +231,20 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
         if (int h = l.graph.host_index(name); h >= 0)
             state.failures[h] = failures(name, t);
     if (l.learned)
-        add_learned_rates(state, t);
+        add_learned_view(state, t);
     add_uplink_load(state);
     return state;
 }
 
-// The learned model's host rates (learned_risk.hpp): each host's inputs from its history
-// and its leaf's. Hosts with no failure anywhere in their leaf share one value.
-void SelectService::add_learned_rates(ClusterState &state, double t) const {
+// The learned model (learned_risk.hpp) and the failure history it reads: the nodes with
+// a failure on record, brought to now.
+void SelectService::add_learned_view(ClusterState &state, double t) const {
     const Loaded &l = *loaded_;
-    const int hosts = l.graph.host_count();
-    std::vector<const HostFailures *> of(static_cast<std::size_t>(hosts), nullptr);
-    std::map<int, std::pair<double, int>> leaf;  // weekly sum, hosts above 0.05
+    auto view = std::make_shared<LearnedRiskView>(LearnedRiskView{&*l.learned, RiskHistory(l.graph, t)});
     for (const auto &[name, hist] : failures_)
-        if (int h = l.graph.host_index(name); h >= 0) {
-            of[static_cast<std::size_t>(h)] = &hist;
-            auto &s = leaf[l.graph.host_leaf(h)];
-            s.first += state.failures[h];
-            s.second += state.failures[h] > 0.05;
-        }
-    const double clean = l.learned->rate_per_day(hazard_inputs(HostFailures{}, t, 0, 0));
-    state.learned_rate.assign(static_cast<std::size_t>(hosts), clean);
-    static const HostFailures kNone{};
-    for (int h = 0; h < hosts; ++h) {
-        const int at = l.graph.host_leaf(h);
-        auto s = leaf.find(at);
-        if (s == leaf.end() && !of[static_cast<std::size_t>(h)])
-            continue;
-        const double mine = state.failures[h];
-        const double others = s == leaf.end() ? 0 : s->second.first - mine;
-        const int flagged = s == leaf.end() ? 0 : s->second.second - (mine > 0.05);
-        const auto n = at >= 0 ? l.graph.hosts_at_leaf(at).size() : 1;
-        const HostFailures &hist = of[static_cast<std::size_t>(h)] ? *of[static_cast<std::size_t>(h)] : kNone;
-        state.learned_rate[static_cast<std::size_t>(h)] = l.learned->rate_per_day(
-            hazard_inputs(hist, t, others, n > 1 ? flagged / static_cast<double>(n - 1) : 0.0));
-    }
+        if (int h = l.graph.host_index(name); h >= 0)
+            view->history.add(h, hist);
+    state.learned = std::move(view);
 }
 
 SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &demand,

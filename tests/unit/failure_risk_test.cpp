@@ -116,61 +116,114 @@ TEST_CASE("failure history: counts halve with their half-lives, a flap counts on
     CHECK(h.last == 7200);
 }
 
-TEST_CASE("learned risk: hand-set weights give the hand-computed odds", "[risk][learned]") {
-    LearnedRisk m;  // all weights 0
-    HazardInputs x{};
-    CHECK(m.probability(x) == Approx(0.5));
-    // The output bias alone: p = 3/4, a rate of -ln(1/4) per day.
-    constexpr int kB2 = LearnedRisk::kParameters - 1, kW2 = kB2 - kHazardHidden,
-                  kB1 = kW2 - kHazardHidden;
-    m.w[kB2] = std::log(3.0);
-    CHECK(m.probability(x) == Approx(0.75));
-    CHECK(m.rate_per_day(x) == Approx(std::log(4.0)));
+TEST_CASE("learned risk: hand-set weights give the hand-computed rate", "[risk][learned]") {
+    LearnedRisk m;  // all weights 0: a rate of softplus(0) = ln 2 a day
+    RiskInputs x{};
+    CHECK(m.rate_per_day(x) == Approx(std::log(2.0)));
+    CHECK(m.probability(x, 1) == Approx(0.5));
+    CHECK(m.probability(x, 2) == Approx(0.75));
+    CHECK(m.probability(x, 0) == 0);
+    // The output bias alone: ln(e - 1) is a rate of 1 a day.
+    constexpr int kB2 = LearnedRisk::kParameters - 1, kW2 = kB2 - kRiskHidden,
+                  kB1 = kW2 - kRiskHidden;
+    m.w[kB2] = std::log(std::exp(1.0) - 1);
+    CHECK(m.rate_per_day(x) == Approx(1.0));
     // One hidden unit reading input 0, standardised by mean 1 and scale 2:
-    // z = ln 3 + 2 tanh(0.5 + (x0 - 1) / 2).
+    // z = ln(e - 1) + 2 tanh(0.5 + (x0 - 1) / 2).
     m.w[0] = 1;  // w1[0][0]
     m.w[kB1] = 0.5;
     m.w[kW2] = 2;
     m.mean[0] = 1;
     m.scale[0] = 2;
     x[0] = 2;
-    const double z = std::log(3.0) + 2 * std::tanh(0.5 + 0.5);
-    CHECK(m.probability(x) == Approx(1 / (1 + std::exp(-z))));
+    const double z = std::log(std::exp(1.0) - 1) + 2 * std::tanh(0.5 + 0.5);
+    CHECK(m.rate_per_day(x) == Approx(std::log1p(std::exp(z))));
+    CHECK(m.probability(x, 0.5) == Approx(1 - std::exp(-0.5 * std::log1p(std::exp(z)))));
+}
 
-    // Its inputs: a host with one GPU failure a week ago, on a leaf whose other hosts
-    // counted 3 this week, half of them failing.
-    HostFailures h;
-    h.note(0, FailureClass::kGpu);
-    const auto in = hazard_inputs(h, 7 * kDaySeconds, 3, 0.5);
-    CHECK(in[0] == Approx(std::log1p(std::exp2(-7.0))));
-    CHECK(in[1] == Approx(std::log1p(0.5)));
-    CHECK(in[3] == Approx(std::log1p(0.5)));
-    CHECK(in[4] == 0);
-    CHECK(in[6] == Approx(std::exp(-7 * kDaySeconds / kWeekHalfLifeS)));
-    CHECK(in[7] == Approx(std::log1p(3.0)));
-    CHECK(in[8] == 0.5);
-    CHECK(hazard_inputs(HostFailures{}, 100, 0, 2)[6] == 0);  // no failure: no recency
-    CHECK(hazard_inputs(HostFailures{}, 100, 0, 2)[8] == 1);  // a share is at most 1
+TEST_CASE("learned risk: a placement's inputs, from its shape and its hosts' history",
+          "[risk][learned]") {
+    auto g = fat_tree(2, 4, 100, 100);  // h1-h4 under one leaf, h5-h8 under the other
+    // A week ago: a GPU failure of h2, a NIC of h6, a power supply of h7.
+    RiskHistory history(g, 7 * kDaySeconds);
+    for (auto [name, kind] : {std::pair{"h2", FailureClass::kGpu},
+                              {"h6", FailureClass::kNetwork}, {"h7", FailureClass::kPower}}) {
+        HostFailures f;
+        f.note(0, kind);
+        history.add(host(g, name), f);
+    }
+    CHECK(history.leaf(g.host_leaf(host(g, "h6"))).first == Approx(1.0));
+    CHECK(history.leaf(g.host_leaf(host(g, "h6"))).second == 2);
+    const std::vector<int> on{host(g, "h1"), host(g, "h2"), host(g, "h5")};
+    REQUIRE(risk_graph(pattern(CommPattern::kAllReduce, 3), 3) == RiskGraph::kCyclic);
+    const auto x = placement_risk_inputs(g, RiskGraph::kCyclic, on, history);
+    CHECK(x[0] == 1);
+    CHECK(x[1] == 0);
+    CHECK(x[2] == Approx(std::log(3.0)));
+    CHECK(x[3] == Approx(std::log(2.0)));
+    CHECK(x[4] == 0);  // no NVLink domain
+    CHECK(x[5] == Approx(std::log(4.0)));
+    CHECK(x[6] == 0);
+    CHECK(x[7] == Approx(std::log1p(std::exp2(-7.0))));  // h2's day count, a week on
+    CHECK(x[8] == Approx(std::log1p(0.5)));
+    CHECK(x[10] == Approx(std::log1p(0.5)));  // GPU
+    CHECK(x[11] == 0);                        // no network failure on h1, h2, h5
+    CHECK(x[12] == 0);
+    CHECK(x[13] == Approx(std::exp(-1.0)));  // a week since h2's
+    // The other hosts of the two leaves: h3, h4 (nothing), h6, h7, h8 (two failures).
+    CHECK(x[14] == Approx(std::log1p(1.0)));
+    CHECK(x[15] == Approx(2.0 / 5));
+    // A pipeline cascades; one host of a ring is independent.
+    CHECK(risk_graph(pattern(CommPattern::kPipeline, 2, 2), 2) == RiskGraph::kCascade);
+    CHECK(risk_graph(pattern(CommPattern::kAllReduce, 1), 1) == RiskGraph::kIndependent);
+    const auto alone = placement_risk_inputs(g, RiskGraph::kIndependent, {host(g, "h3")}, history);
+    CHECK(alone[0] == 0);
+    CHECK(alone[2] == 0);
+    CHECK(alone[8] == 0);
+    CHECK(alone[14] == Approx(std::log1p(0.5)));  // h2's week, from h3's leaf
+    CHECK(alone[15] == Approx(1.0 / 3));
+}
+
+TEST_CASE("learned risk: in use, it is the placement's score", "[risk][learned]") {
+    auto g = fat_tree(2, 4, 100, 100);
+    LearnedRisk m;
+    m.w[0 * kRiskInputs + 2] = 1;  // w1[0][2]: the hosts spanned
+    m.w[LearnedRisk::kParameters - 1 - kRiskHidden] = 3;  // w2[0]
+    ClusterState s(g);
+    s.learned = std::make_shared<LearnedRiskView>(LearnedRiskView{&m, RiskHistory(g, 0)});
+    RiskModel model(g);
+    auto d = pattern(CommPattern::kAllReduce, 4);
+    auto four = hosts_only(g, {"h1", "h2", "h3", "h4"}), two = hosts_only(g, {"h1", "h2"});
+    const auto r = model.estimate(d, four, &s);
+    CHECK(r.per_day == Approx(m.rate_per_day(placement_risk_inputs(
+                           g, RiskGraph::kCyclic, four.hosts, s.learned->history))));
+    CHECK(r.per_day == Approx(std::log1p(std::exp(3 * std::tanh(std::log(4.0))))));
+    CHECK(r.per_day > model.estimate(pattern(CommPattern::kAllReduce, 2), two, &s).per_day);
+    CHECK(r.graph == "cyclic");
+    CHECK(r.worst_domain == model.estimate(d, four).worst_domain);  // still the domains'
 }
 
 TEST_CASE("learned risk: backprop is the likelihood's gradient", "[risk][learned]") {
     LearnedRisk m;
     for (int i = 0; i < LearnedRisk::kParameters; ++i)
         m.w[static_cast<std::size_t>(i)] = 0.3 * std::sin(1.7 * i + 0.4);
-    HazardInputs x{};
-    for (int i = 0; i < kHazardInputs; ++i)
+    RiskInputs x{};
+    for (int i = 0; i < kRiskInputs; ++i)
         x[static_cast<std::size_t>(i)] = 0.2 * i - 0.5;
+    m.mean[3] = 0.2;
+    m.scale[5] = 1.5;
     std::array<double, LearnedRisk::kParameters> grad{};
-    const double loss = m.backprop(x, 2, 5, grad);  // 2 of 5 failed
-    const double p = m.probability(x);
-    CHECK(loss == Approx(-2 * std::log(p) - 3 * std::log(1 - p)));
-    for (int i : {0, 50, 107, 108, 119, 120, 131, 132}) {
+    const double loss = m.backprop(x, 1.5, 2, 5, grad);  // 2 of 5 stopped within 1.5 days
+    const double r = m.rate_per_day(x);
+    CHECK(loss == Approx(-2 * std::log(1 - std::exp(-1.5 * r)) + 3 * 1.5 * r));
+    for (int i : {0, 50, 191, 192, 203, 204, 215, 216}) {
         LearnedRisk a = m, b = m;
         const double eps = 1e-6;
         a.w[static_cast<std::size_t>(i)] += eps;
         b.w[static_cast<std::size_t>(i)] -= eps;
         std::array<double, LearnedRisk::kParameters> unused{};
-        const double numeric = (a.backprop(x, 2, 5, unused) - b.backprop(x, 2, 5, unused)) / (2 * eps);
+        const double numeric =
+            (a.backprop(x, 1.5, 2, 5, unused) - b.backprop(x, 1.5, 2, 5, unused)) / (2 * eps);
         INFO("parameter " << i);
         CHECK(grad[static_cast<std::size_t>(i)] == Approx(numeric).margin(1e-6));
     }
@@ -184,6 +237,7 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     m.mean[2] = 0.25;
     m.scale[4] = 3;
     m.info.trace = "trace.json";
+    m.info.jobs = "philly.csv";
     m.info.auc = 0.71;
     m.info.auc_hand_written = 0.70;
     m.info.log_loss = 0.025;
@@ -197,6 +251,7 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     CHECK(back->scale == m.scale);
     CHECK(back->info.beats_hand_written);
     CHECK(back->info.auc == Approx(0.71));
+    CHECK(back->info.jobs == "philly.csv");
 
     auto broken = [&](const std::string &from, const std::string &to) {
         std::string t = text;
@@ -225,6 +280,11 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     e = broken("\"hidden\": 12", "\"hidden\": \"12\"");
     REQUIRE_FALSE(e.ok());
     CHECK(e.error().field == "hidden");
+    // A per-host model of version 1 is refused with what to do.
+    e = broken("\"version\": 2", "\"version\": 1");
+    REQUIRE_FALSE(e.ok());
+    CHECK(e.error().field == "version");
+    CHECK_THAT(e.error().expected, Catch::Contains("train-risk"));
     CHECK_FALSE(LearnedRisk::parse("{", "model.json").ok());
     CHECK(LearnedRisk::load("/nonexistent/model.json").error().field == "RiskModel");
 }

@@ -304,7 +304,7 @@ TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[serv
 TEST_CASE("RiskModel= is used only when it beat the hand-written rates", "[service][failures]") {
     auto dir = temp_dir();
     LearnedRisk m;
-    m.w.back() = -4;  // p = 0.018 a day everywhere
+    m.w.back() = -4;  // a rate of 0.018 a day everywhere
     m.info.beats_hand_written = false;
     write(dir + "/model.json", m.to_json());
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\nRiskModel=model.json\n");

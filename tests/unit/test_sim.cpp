@@ -769,6 +769,35 @@ TEST_CASE("sim paired: the engine's starts are paired with engine-norisk's choic
     CHECK(simulate(*c.cluster, jobs, fifth, o, "slurm-default").paired.empty());
 }
 
+TEST_CASE("sim train-risk: a placement is labelled by the faults during its job's run",
+          "[sim][learned]") {
+    LeafPerHost c(2);  // two hosts of 4 GPUs: a job of 8 GPUs takes both
+    SimJob j = job(0, 8, kDaySeconds, 2 * kDaySeconds, 2);
+    Replay replay;
+    // A GPU fault of host 1 at day 1.5, for ten minutes.
+    replay.faults = {{1.5 * kDaySeconds, 1, 600, FailureClass::kGpu, false}};
+    const auto s = risk_samples(replay, *c.cluster, {j}, 0, 2.5, 10, 7);
+    // Days 0, 1 and 2, ten placements each; day 2's watched only to day 2.5.
+    REQUIRE(s.x.size() == 30);
+    for (std::size_t i = 0; i < 30; ++i) {
+        INFO("sample " << i);
+        CHECK(s.y[i] == (i >= 10 && i < 20));  // only day 1's runs meet the fault
+        CHECK(s.days[i] == Approx(i < 20 ? 1.0 : 0.5));
+        CHECK(s.x[i][0] == 1);  // a ring over two hosts
+        CHECK(s.x[i][2] == Approx(std::log(2.0)));
+        // Day 2 knows the fault: host 1's weekly count, half a day on.
+        CHECK(s.x[i][8] == Approx(i < 20 ? 0.0 : std::log1p(std::exp2(-0.5 / 7))));
+    }
+    CHECK(s.positives() == 10);
+    CHECK(s.hand[25] > s.hand[5]);  // the hand-written score knows it too
+    // A link fault stops only jobs on several hosts: a one-host job is never hit by it.
+    replay.faults[0].link = true;
+    const auto one = risk_samples(replay, *c.cluster, {job(0, 4, kDaySeconds, kDaySeconds)}, 0, 2.5, 10, 7);
+    REQUIRE(one.x.size() == 30);
+    CHECK(one.positives() == 0);
+    CHECK(risk_samples(replay, *c.cluster, {j}, 0, 2.5, 10, 7).positives() == 10);
+}
+
 TEST_CASE("sim train-risk: the area under the ROC curve, by hand", "[sim][learned]") {
     // Of the 2 x 2 (failed, not) pairs, 3 rank the failed host higher: 0.75.
     CHECK(auc({0.1, 0.4, 0.35, 0.8}, {0, 0, 1, 1}) == Approx(0.75));

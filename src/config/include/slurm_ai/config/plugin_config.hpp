@@ -25,9 +25,9 @@
 //   CostInterEfficiency=X     the cost model's constants (see docs/cost-model.md)
 //   RiskHostPerDay=X, RiskSwitchPerDay=X, RiskDomainPerDay=X   failure rates of the risk
 //                             model (a host, a leaf switch, an NVLink domain)
-//   RiskModel=PATH            a learned model of host failure rates (ai-sim train-risk;
-//                             learned_risk.hpp), used only if it beat the hand-written
-//                             rates on its held-out days (default: none)
+//   RiskModel=PATH            a learned model of a placement's failure rate (ai-sim
+//                             train-risk; learned_risk.hpp), used only if it beat the
+//                             hand-written model on its held-out days (default: none)
 //   CommShare=X               for a job without --ai-comm compute=: the share of its step
 //                             that is communication on its nodes (default 0.5); the plugin
 //                             weighs running jobs' uplink load by it, ai-elasticd their

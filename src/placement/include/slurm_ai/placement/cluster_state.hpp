@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 #include "slurm_ai/topology/cluster_graph.hpp"
@@ -11,6 +12,7 @@
 namespace slurm_ai {
 
 struct Placement;
+struct LearnedRiskView;
 
 // Up to 64 GPUs per host.
 using GpuMask = std::uint64_t;
@@ -26,9 +28,9 @@ struct ClusterState {
     std::vector<double> uplink_load;   // per Fabric node (switches): share of uplink
                                        // capacity other jobs use, in [0, 1)
     std::vector<std::uint8_t> down;    // per host: down, drained or failing in Slurm
-    // Per host, its failure rate per day from the learned risk model (learned_risk.hpp);
-    // empty: the risk model's hand-written rates from `failures`.
-    std::vector<double> learned_rate;
+    // The learned risk model and the failure history it reads (learned_risk.hpp); null:
+    // the risk model's hand-written rates from `failures`.
+    std::shared_ptr<const LearnedRiskView> learned;
 
     // An NVLink domain (ClusterGraph::nvlink_domain) with a member down or drained, or
     // that the fabric file marks degraded.

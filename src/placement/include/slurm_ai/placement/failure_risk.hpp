@@ -9,16 +9,17 @@
 // Failure domains are each host, each leaf switch the job uses (a switch takes all the
 // job's hosts below it) and each multi-node NVLink domain (its NVSwitch trays and IMEX
 // take all the job's hosts in it); hosts and switches that failed recently fail more
-// often, and a degraded NVLink domain (a member down or drained) more often still. Where
-// the state carries learned host rates (ClusterState::learned_rate, learned_risk.hpp) they
-// replace the hand-written host rates; switches and domains keep theirs.
-// The score is the expected share of the job lost per day.
+// often, and a degraded NVLink domain (a member down or drained) more often still.
+// The score is the expected share of the job lost per day. Where the state carries a
+// learned model (ClusterState::learned, learned_risk.hpp) the score is its rate instead:
+// how often a failure stops a job placed so, from the placement's shape and history.
 #pragma once
 
 #include <string>
 
 #include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/job_demand.hpp"
+#include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/topology/cluster_graph.hpp"
 
@@ -40,6 +41,11 @@ struct RiskEstimate {
     double worst_impact = 0;   // largest share one domain's failure takes
     std::string worst_domain;  // host or switch name
 };
+
+// How a failure spreads through the job on `hosts` hosts: cascading where its graph has a
+// sink (pipelines, aggregation trees, DAGs), cyclic where it is dense across hosts (rings,
+// all-to-all), independent otherwise (one host, or no communication).
+RiskGraph risk_graph(const JobDemand &demand, int hosts);
 
 class RiskModel {
   public:
