@@ -72,7 +72,7 @@ for policy in ("engine", "engine-learned"):
         check(r["win_rate"] == want or (want is not None and abs(r["win_rate"] - want) < 1e-12),
               f"failures.win_rate.{policy}.{regime} = {r['win_rate']}, {r['wins']} wins {r['losses']} losses")
 lm = d["failures"]["learned_model"]
-check(lm["format"] == "slurm-ai learned risk model" and len(lm["parameters"]) == 133,
+check(lm["format"] == "slurm-ai learned risk model" and len(lm["parameters"]) == 217 and lm["version"] == 2,
       f"learned model: {lm.get('format')}, {len(lm.get('parameters', []))} parameters")
 
 for heading in ("## The targets", "## 6. Failures as they happen", "## Where the suite wins, ties and loses"):
