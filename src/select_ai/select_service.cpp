@@ -68,7 +68,7 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
             note = "RiskModel=" + l->config.risk_model + ": learned placement failure rates in use";
         } else {
             note = "RiskModel=" + l->config.risk_model +
-                   ": not used, it did not beat the hand-written rates on its held-out days "
+                   ": not used, it did not beat the hand-written model on its held-out days "
                    "(AUC " + std::to_string(i.auc) + " against " +
                    std::to_string(i.auc_hand_written) + ", log-loss " +
                    std::to_string(i.log_loss) + " against " +

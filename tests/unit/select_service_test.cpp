@@ -1,6 +1,7 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 
 #include <csignal>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 
@@ -301,7 +302,7 @@ TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[serv
     std::filesystem::remove_all(dir);
 }
 
-TEST_CASE("RiskModel= is used only when it beat the hand-written rates", "[service][failures]") {
+TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[service][failures]") {
     auto dir = temp_dir();
     LearnedRisk m;
     m.w.back() = -4;  // a rate of 0.018 a day everywhere
@@ -315,6 +316,27 @@ TEST_CASE("RiskModel= is used only when it beat the hand-written rates", "[servi
     write(dir + "/model.json", m.to_json());
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     CHECK_THAT(s.load_note(), Catch::Contains("in use"));
+    // In use, it decides: a contrary model, whose rate falls with the hosts' weekly count
+    // (input 8), puts a job on the node that just failed, where the hand-written model
+    // keeps it away.
+    const double now = static_cast<double>(std::time(nullptr));
+    SelectJob job{11, 1, 1, 2, 2, 1, 0, {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"}};
+    const std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    SelectService hand;
+    write(dir + "/hand.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(hand.load(dir + "/hand.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    for (auto *svc : {&s, &hand})
+        REQUIRE(svc->note_failure("g3", now - 60, "GPU Xid 79"));
+    auto kept_away = hand.decide(job, view);
+    REQUIRE(kept_away.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(kept_away.nodes != std::vector<int>{2});
+    m.w[8] = 1;                                          // w1[0][8]
+    m.w[LearnedRisk::kParameters - 1 - kRiskHidden] = -8;  // w2[0]
+    write(dir + "/model.json", m.to_json());
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    auto drawn = s.decide(job, view);
+    REQUIRE(drawn.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(drawn.nodes == std::vector<int>{2});
     // A broken file is a configuration error naming it; the last good one stays.
     write(dir + "/model.json", "{\"format\": \"something else\"}");
     auto err = s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes);
