@@ -8,6 +8,11 @@
 // set of probe jobs (1 GPU to 16 nodes x 8 GPUs, all-reduce, pipeline and all-to-all) is
 // placed by both policies on that same state, without allocating, and timed.
 //
+// With --risk-model FILE (RiskModel= of ai_select.conf, ai-sim train-risk) the engine
+// places each probe a second time with the learned model in use, on the same state with a
+// failure history (a fiftieth of the hosts failed in the past month), and the two are
+// timed side by side: what the learned model costs in slurmctld's hot path.
+//
 // Not a test: it prints figures. Targets: the engine's p99 decision under 1 ms at 10,000
 // nodes and under 10 ms at 100,000 GPUs (12,500 nodes of 8), printed as met or not at the
 // end; engine efficiency at least 0.9 on average and never below the baseline's.
@@ -16,13 +21,17 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <memory>
+#include <optional>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
@@ -78,7 +87,20 @@ int main(int argc, char **argv) {
     app.add_option("--occupancy", occupancy, "Share of GPUs busy before the probes");
     app.add_option("--probes", probes, "Probe jobs per cluster size");
     app.add_option("--budget-ms", budget_ms, "The engine's time budget per decision");
+    std::string risk_model;
+    app.add_option("--risk-model", risk_model,
+                   "Also time the engine with this learned risk model in use (RiskModel=)")
+        ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
+    std::optional<LearnedRisk> model;
+    if (!risk_model.empty()) {
+        auto m = LearnedRisk::load(risk_model);
+        if (!m) {
+            std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
+            return 1;
+        }
+        model = std::move(m).value();
+    }
 
     auto node = load_node_topology(node_file);
     if (!node) {
@@ -149,6 +171,27 @@ int main(int argc, char **argv) {
             state.release(running[i]);
             busy -= static_cast<double>(running[i].rank_count());
         }
+        // With a learned model: a failure history for both (the hand-written model reads
+        // its weekly counts), and the model in use on a copy.
+        ClusterState learned_state = state;
+        if (model) {
+            const double now = 30 * kDaySeconds;
+            RiskHistory history(g, now);
+            std::set<int> failed;
+            while (static_cast<int>(failed.size()) < g.host_count() / 50)
+                failed.insert(static_cast<int>(rng() % static_cast<std::uint64_t>(g.host_count())));
+            int k = 0;
+            for (int h : failed) {
+                HostFailures f;
+                f.note(static_cast<double>(rng() % static_cast<std::uint64_t>(now)),
+                       static_cast<FailureClass>(k++ % kFailureClasses));
+                history.add(h, f);
+                state.failures[h] = f.as_of(now).week;
+            }
+            learned_state = state;
+            learned_state.learned =
+                std::make_shared<LearnedRiskView>(LearnedRiskView{&*model, std::move(history)});
+        }
 
         // Probe jobs: every shape, cycled, both policies on the same state.
         std::vector<Shape> probe_shapes{
@@ -160,16 +203,16 @@ int main(int argc, char **argv) {
         struct Stats {
             std::vector<double> ms, eff;
             int fits = 0;
-        } stats[2];
+        } stats[3];
         int below = 0;
         for (int i = 0; i < probes; ++i) {
             auto d = make_job(probe_shapes[i % probe_shapes.size()]);
             engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
-            double eff[2] = {-1, -1};
-            const PlacementPolicy *policies[2] = {&engine_policy(), &bestfit};
-            for (int k = 0; k < 2; ++k) {
+            double eff[3] = {-1, -1, -1};
+            const PlacementPolicy *policies[3] = {&engine_policy(), &bestfit, &engine_policy()};
+            for (int k = 0; k < (model ? 3 : 2); ++k) {
                 auto start = std::chrono::steady_clock::now();
-                auto dec = engine.place(d, state, *policies[k]);
+                auto dec = engine.place(d, k == 2 ? learned_state : state, *policies[k]);
                 stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
                                           std::chrono::steady_clock::now() - start)
                                           .count());
@@ -189,7 +232,7 @@ int main(int argc, char **argv) {
                     std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
                     stats[1].ms.back(), eff[1]);
         }
-        for (int k = 0; k < 2; ++k) {
+        for (int k = 0; k < (model ? 3 : 2); ++k) {
             auto &s = stats[k];
             double mean_ms = 0, mean_eff = 0;
             for (double v : s.ms)
@@ -198,7 +241,8 @@ int main(int argc, char **argv) {
                 mean_eff += v / static_cast<double>(s.eff.size());
             double min_eff = s.eff.empty() ? 0 : *std::min_element(s.eff.begin(), s.eff.end());
             std::printf("%-7d %-6d %-13s %10.3f %10.3f %10.3f %8d %10.3f %10.3f %9s %9ld\n", n,
-                        probes, k == 0 ? "engine" : "tree-bestfit", mean_ms, percentile(s.ms, 0.5),
+                        probes, k == 0 ? "engine" : k == 1 ? "tree-bestfit" : "engine+model",
+                        mean_ms, percentile(s.ms, 0.5),
                         percentile(s.ms, 0.99), s.fits, mean_eff, min_eff,
                         k == 0 ? std::to_string(below).c_str() : "-", peak_rss_mib());
         }
@@ -216,6 +260,9 @@ int main(int argc, char **argv) {
         std::printf(
             "%-7d graph built in %.1f ms; %.0f%% GPUs busy; engine/baseline decision time %.2fx\n",
             n, build_ms, 100 * busy / total, ratio);
+        if (model)
+            std::printf("%-7d learned model in use/hand-written: p99 decision time %.2fx\n", n,
+                        percentile(stats[2].ms, 0.99) / std::max(percentile(stats[0].ms, 0.99), 1e-9));
     }
     // The targets, from the largest size that reaches each: 10,000 nodes, 100,000 GPUs.
     auto target = [](const char *what, const std::vector<std::pair<int, double>> &by, int size,
