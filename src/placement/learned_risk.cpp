@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <fstream>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -69,14 +68,15 @@ RiskInputs placement_risk_inputs(const ClusterGraph &graph, RiskGraph kind,
         return x;
     x[0] = kind == RiskGraph::kCyclic;
     x[1] = kind == RiskGraph::kCascade;
-    std::set<int> leaves, domains;
+    // In slurmctld's hot path: no allocation beyond these two small vectors.
+    std::vector<int> leaves, domains;
     double day = 0, week = 0, month = 0, gpu = 0, network = 0, other = 0, recency = 0;
-    std::unordered_map<int, std::pair<double, int>> mine;  // per leaf: the placement's own
+    std::vector<std::pair<int, std::pair<double, int>>> mine;  // per leaf: the placement's own
     for (int h : hosts) {
         const int leaf = graph.host_leaf(h);
-        leaves.insert(leaf);
+        leaves.push_back(leaf);
         if (int d = graph.nvlink_domain(h); d >= 0)
-            domains.insert(d);
+            domains.push_back(d);
         const HostFailures *f = history.host(h);
         if (!f)
             continue;
@@ -94,9 +94,15 @@ RiskInputs placement_risk_inputs(const ClusterGraph &graph, RiskGraph kind,
         }
         if (f->any())
             recency = std::max(recency, std::exp(-(history.now() - f->last) / kWeekHalfLifeS));
-        auto &m = mine[leaf];
-        m.first += f->week;
-        m.second += f->week > kFlagged;
+        auto m = std::find_if(mine.begin(), mine.end(), [&](const auto &e) { return e.first == leaf; });
+        if (m == mine.end())
+            m = mine.insert(mine.end(), {leaf, {0.0, 0}});
+        m->second.first += f->week;
+        m->second.second += f->week > kFlagged;
+    }
+    for (auto *v : {&leaves, &domains}) {
+        std::sort(v->begin(), v->end());
+        v->erase(std::unique(v->begin(), v->end()), v->end());
     }
     double leaf_hosts = 0, others_week = 0, others_flagged = 0, others = 0;
     for (int leaf : leaves) {
@@ -105,7 +111,8 @@ RiskInputs placement_risk_inputs(const ClusterGraph &graph, RiskGraph kind,
         if (leaf < 0)
             continue;
         const auto [sum, flagged] = history.leaf(leaf);
-        const auto own = mine.count(leaf) ? mine.at(leaf) : std::pair<double, int>{0, 0};
+        auto m = std::find_if(mine.begin(), mine.end(), [&](const auto &e) { return e.first == leaf; });
+        const auto own = m == mine.end() ? std::pair<double, int>{0, 0} : m->second;
         others_week += sum - own.first;
         others_flagged += flagged - own.second;
     }
