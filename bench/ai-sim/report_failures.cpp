@@ -88,7 +88,8 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
         const auto after = risk_samples(r, sc->cluster, sc->jobs.jobs, study.split_day, to, per_day, 2);
         if (train)
             study.model = train_risk(before, TrainOptions{});
-        study.judged.push_back({hosts, judge(study.model, before, after)});
+        const auto pairs = risk_samples(r, sc->cluster, sc->jobs.jobs, study.split_day, to, per_day, 3, true);
+        study.judged.push_back({hosts, judge(study.model, before, after, &pairs)});
         return std::nullopt;
     };
     if (auto e = judged_at(study.train_hosts, true))
@@ -106,6 +107,8 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
         i.auc_hand_written = j.auc_hand_written;
         i.log_loss = j.log_loss;
         i.log_loss_hand_written = j.log_loss_hand_written;
+        i.pairs_accuracy = j.pairs_accuracy;
+        i.pairs_accuracy_hand_written = j.pairs_accuracy_hand_written;
         i.beats_hand_written = j.beats();
     }
 
@@ -210,26 +213,40 @@ std::string failures_section(const FailureStudy &study) {
         "weight decay {:g}, chosen on the last quarter of those days. Judged on placements of "
         "the later days against the hand-written model's score for the same placement (scaled "
         "to the training days), by each one's chance that the placement is stopped during its "
-        "job's run:",
+        "job's run; and on pairs of places for one job at one moment (packed and scattered, as "
+        "many a day), by how often each model, where one of the two was hit, rated the spared "
+        "one lower: the choice placement makes.",
         LearnedRisk::kParameters, i.train_from_day, i.train_to_day, study.train_hosts,
         i.samples, risk_samples_per_day(study.train_hosts), i.positives, i.epochs,
         i.weight_decay));
     line();
-    line("| hosts | AUC, learned | hand-written | log-loss, learned | hand-written | better |");
-    line("|---:|---:|---:|---:|---:|---|");
-    for (const auto &[hosts, j] : study.judged)
-        line(fmt::format("| {}{} | {:.4f} | {:.4f} | {:.5f} | {:.5f} | {} |", hosts,
+    line("| hosts | AUC, learned | hand-written | log-loss, learned | hand-written | "
+         "pairs, one of two hit | spared rated lower, learned | hand-written | learned better on |");
+    line("|---:|---:|---:|---:|---:|---:|---:|---:|---|");
+    for (const auto &[hosts, j] : study.judged) {
+        std::string better;
+        auto add = [&](bool won, const char *what) {
+            if (won)
+                better += (better.empty() ? "" : ", ") + std::string(what);
+        };
+        add(j.auc > j.auc_hand_written, "AUC");
+        add(j.log_loss < j.log_loss_hand_written, "log-loss");
+        add(j.pairs_accuracy && j.pairs_accuracy_hand_written &&
+                *j.pairs_accuracy > *j.pairs_accuracy_hand_written,
+            "pairs");
+        line(fmt::format("| {}{} | {:.4f} | {:.4f} | {:.5f} | {:.5f} | {} | {} | {} | {} |", hosts,
                          hosts == study.train_hosts ? " (trained)" : "", j.auc, j.auc_hand_written,
-                         j.log_loss, j.log_loss_hand_written,
-                         j.beats() ? "learned" : j.auc > j.auc_hand_written ? "AUC only"
-                                               : j.log_loss < j.log_loss_hand_written ? "log-loss only"
-                                                                                      : "hand-written"));
+                         j.log_loss, j.log_loss_hand_written, j.pairs,
+                         percent_or(j.pairs_accuracy, "-"),
+                         percent_or(j.pairs_accuracy_hand_written, "-"),
+                         better.empty() ? "nothing" : better));
+    }
     line();
     line(i.beats_hand_written
              ? "On the size it was trained on the learned model beats the hand-written model: "
                "the plugin would use it (RiskModel=)."
-             : "On the size it was trained on it does not beat the hand-written model on both "
-               "counts: the plugin would not use it (RiskModel= refuses such a file), and "
+             : "On the size it was trained on it does not beat the hand-written model on all "
+               "three counts: the plugin would not use it (RiskModel= refuses such a file), and "
                "`engine-learned` below shows what it would have done.");
     line();
     for (std::size_t k = 0; k < study.sizes.size(); ++k) {
@@ -303,6 +320,17 @@ nlohmann::json failures_json(const FailureStudy &study) {
     j["trace"] = "infinitehbd-fault-trace.json";
     j["mapping"] = "rack";
     j["learned_model"] = nlohmann::json::parse(study.model.to_json());
+    j["learned_judged"] = nlohmann::json::array();
+    for (const auto &[hosts, x] : study.judged)
+        j["learned_judged"].push_back({{"hosts", hosts},
+                                       {"auc", x.auc},
+                                       {"auc_hand_written", x.auc_hand_written},
+                                       {"log_loss", x.log_loss},
+                                       {"log_loss_hand_written", x.log_loss_hand_written},
+                                       {"pairs", x.pairs},
+                                       {"pairs_accuracy", rate_json(x.pairs_accuracy)},
+                                       {"pairs_accuracy_hand_written",
+                                        rate_json(x.pairs_accuracy_hand_written)}});
     j["sizes"] = nlohmann::json::array();
     for (std::size_t k = 0; k < study.sizes.size(); ++k) {
         const auto &s = study.sizes[k];

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 #include <map>
+#include <optional>
 #include <random>
 #include <thread>
 
@@ -88,7 +89,7 @@ Parsed<Scenario> risk_jobs(int hosts) {
 
 RiskSamples risk_samples(const Replay &replay, const SimCluster &cluster,
                          const std::vector<SimJob> &jobs, double from_day, double to_day,
-                         int per_day, std::uint64_t seed) {
+                         int per_day, std::uint64_t seed, bool pairs) {
     RiskSamples out;
     const ClusterGraph &graph = cluster.graph;
     const int hosts = graph.host_count();
@@ -143,31 +144,36 @@ RiskSamples risk_samples(const Replay &replay, const SimCluster &cluster,
         for (int k = 0; k < per_day; ++k) {
             const auto at = std::upper_bound(upto.begin(), upto.end(), u(rng)) - upto.begin();
             const SimJob &job = jobs[std::min(static_cast<std::size_t>(at), jobs.size() - 1)];
-            const bool packed = rng() % 2 == 0;
+            const bool packed = pairs || rng() % 2 == 0;
             const int n = (job.gpus + per_host - 1) / per_host;
             const double watch = std::min(job.work_s, end - t);
             if (n > hosts || watch < 60)
                 continue;
-            Placement p;
-            p.hosts = candidate(n, hosts, packed, down, rng);
-            if (p.hosts.empty())
+            std::vector<std::vector<int>> on{candidate(n, hosts, packed, down, rng)};
+            if (pairs)
+                on.push_back(candidate(n, hosts, false, down, rng));
+            if (std::any_of(on.begin(), on.end(), [](const auto &h) { return h.empty(); }))
                 continue;
-            int left = job.gpus;
-            for (std::size_t i = 0; i < p.hosts.size(); ++i) {
-                const int take = std::min(left, per_host);
-                p.gpus.emplace_back();
-                for (int g = 0; g < take; ++g)
-                    p.gpus.back().push_back(g);
-                left -= take;
+            for (auto &hosts_of : on) {
+                Placement p;
+                p.hosts = std::move(hosts_of);
+                int left = job.gpus;
+                for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+                    const int take = std::min(left, per_host);
+                    p.gpus.emplace_back();
+                    for (int g = 0; g < take; ++g)
+                        p.gpus.back().push_back(g);
+                    left -= take;
+                }
+                bool hit = false;
+                for (int h : p.hosts)
+                    for (const ReplayedFault *f : of[static_cast<std::size_t>(h)])
+                        hit |= f->t >= t && f->t < t + watch && (!f->link || n > 1);
+                out.x.push_back(placement_risk_inputs(graph, risk_graph(job.demand, n), p.hosts, now));
+                out.days.push_back(watch / kDaySeconds);
+                out.y.push_back(hit);
+                out.hand.push_back(hand.estimate(job.demand, p, &state).per_day);
             }
-            bool hit = false;
-            for (int h : p.hosts)
-                for (const ReplayedFault *f : of[static_cast<std::size_t>(h)])
-                    hit |= f->t >= t && f->t < t + watch && (!f->link || n > 1);
-            out.x.push_back(placement_risk_inputs(graph, risk_graph(job.demand, n), p.hosts, now));
-            out.days.push_back(watch / kDaySeconds);
-            out.y.push_back(hit);
-            out.hand.push_back(hand.estimate(job.demand, p, &state).per_day);
         }
     }
     return out;
@@ -290,7 +296,31 @@ double auc(const std::vector<double> &scores, const std::vector<char> &labels) {
     return (sum - pos * (pos + 1) / 2) / (pos * neg);
 }
 
-Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test) {
+bool Judgement::beats() const {
+    const bool pairs_better = !pairs_accuracy || !pairs_accuracy_hand_written ||
+                              *pairs_accuracy > *pairs_accuracy_hand_written;
+    return auc > auc_hand_written && log_loss < log_loss_hand_written && pairs_better;
+}
+
+std::optional<double> pair_accuracy(const std::vector<double> &scores, const std::vector<char> &labels,
+                                    int *decided) {
+    double right = 0;
+    int n = 0;
+    for (std::size_t i = 0; i + 1 < labels.size(); i += 2) {
+        if (labels[i] == labels[i + 1])
+            continue;
+        ++n;
+        const double hit = labels[i] ? scores[i] : scores[i + 1];
+        const double spared = labels[i] ? scores[i + 1] : scores[i];
+        right += hit > spared ? 1.0 : hit == spared ? 0.5 : 0.0;
+    }
+    if (decided)
+        *decided = n;
+    return n > 0 ? std::optional<double>(right / n) : std::nullopt;
+}
+
+Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test,
+                const RiskSamples *pairs) {
     Judgement j;
     // The hand-written model's scale: the c that fits the training days best (log-loss is
     // convex in log c over this range; a golden-section search).
@@ -309,6 +339,11 @@ Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSa
     j.auc_hand_written = auc(theirs, test.y);
     j.log_loss = log_loss(mine, test.y);
     j.log_loss_hand_written = log_loss(theirs, test.y);
+    if (pairs) {
+        j.pairs_accuracy = pair_accuracy(learned(model, *pairs), pairs->y, &j.pairs);
+        j.pairs_accuracy_hand_written =
+            pair_accuracy(hand_written(*pairs, j.hand_written_scale), pairs->y, nullptr);
+    }
     return j;
 }
 

@@ -20,10 +20,14 @@
 // that its scale does not count against it; a placement's chance is 1 - exp(-c x score x
 // days)): area under the ROC curve (how well each ranks the placements that are hit,
 // which is what placement uses) and log-loss (how well it knows the odds). The learned
-// model beats the hand-written one when both are better.
+// model beats the hand-written one when all are better: AUC, log-loss, and how often, of
+// two places for one job at one moment of which one was hit, it rated the spared one lower
+// (the choice placement makes; AUC over all placements also rewards knowing that larger
+// and longer jobs are hit more often, which both models know and no placement changes).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "fault_trace.hpp"
@@ -50,10 +54,12 @@ Parsed<Scenario> risk_jobs(int hosts);
 int risk_samples_per_day(int hosts);
 
 // Samples of days [from_day, to_day) of the replay (whose time 0 is its start_day),
-// watched until to_day at the latest.
+// watched until to_day at the latest. With `pairs`, each job drawn is placed twice at the
+// same moment, packed and scattered, as samples 2k and 2k + 1: the choice a scheduler
+// makes between two places for one job.
 RiskSamples risk_samples(const Replay &replay, const SimCluster &cluster,
                          const std::vector<SimJob> &jobs, double from_day, double to_day,
-                         int per_day, std::uint64_t seed);
+                         int per_day, std::uint64_t seed, bool pairs = false);
 
 struct TrainOptions {
     double learning_rate = 0.02;
@@ -68,11 +74,24 @@ LearnedRisk train_risk(const RiskSamples &train, const TrainOptions &options);
 // Area under the ROC curve of scores against labels (ties count half).
 double auc(const std::vector<double> &scores, const std::vector<char> &labels);
 
+// Of the pairs of samples (2k, 2k + 1) of which exactly one was hit, the share where the
+// scores put the hit one higher (ties count half); `decided` gets how many such pairs.
+// None when there is no such pair.
+std::optional<double> pair_accuracy(const std::vector<double> &scores,
+                                    const std::vector<char> &labels, int *decided);
+
 struct Judgement {
     double auc = 0, auc_hand_written = 0, log_loss = 0, log_loss_hand_written = 0;
     double hand_written_scale = 0;  // c, fitted on the training days
-    bool beats() const { return auc > auc_hand_written && log_loss < log_loss_hand_written; }
+    // On pairs (risk_samples with pairs): how often each model chose the spared place
+    // for a job where one of two was hit, out of `pairs` such choices.
+    int pairs = 0;
+    std::optional<double> pairs_accuracy, pairs_accuracy_hand_written;
+    // Better on AUC, log-loss and, where pairs were judged, the choice between places.
+    bool beats() const;
 };
-Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test);
+// AUC and log-loss over the placements of `test`; pair accuracy over `pairs` when given.
+Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test,
+                const RiskSamples *pairs = nullptr);
 
 }  // namespace slurm_ai::sim

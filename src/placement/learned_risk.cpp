@@ -32,6 +32,10 @@ double sigmoid(double z) {
     return z >= 0 ? 1 / (1 + std::exp(-z)) : std::exp(z) / (1 + std::exp(z));
 }
 
+nlohmann::json optional_json(const std::optional<double> &v) {
+    return v ? nlohmann::json(*v) : nlohmann::json();
+}
+
 double softplus(double z) {
     return z > 30 ? z : std::log1p(std::exp(z));
 }
@@ -210,7 +214,9 @@ std::string LearnedRisk::to_json() const {
                      {"auc", info.auc},
                      {"auc_hand_written", info.auc_hand_written},
                      {"log_loss", info.log_loss},
-                     {"log_loss_hand_written", info.log_loss_hand_written}};
+                     {"log_loss_hand_written", info.log_loss_hand_written},
+                     {"pairs_accuracy", optional_json(info.pairs_accuracy)},
+                     {"pairs_accuracy_hand_written", optional_json(info.pairs_accuracy_hand_written)}};
     j["beats_hand_written"] = info.beats_hand_written;
     return j.dump(2) + "\n";
 }
@@ -278,6 +284,10 @@ Parsed<LearnedRisk> LearnedRisk::parse(std::string_view text, std::string_view s
         m.info.auc_hand_written = h.at("auc_hand_written").get<double>();
         m.info.log_loss = h.at("log_loss").get<double>();
         m.info.log_loss_hand_written = h.at("log_loss_hand_written").get<double>();
+        for (auto [key, out] : {std::pair{"pairs_accuracy", &m.info.pairs_accuracy},
+                                {"pairs_accuracy_hand_written", &m.info.pairs_accuracy_hand_written}})
+            if (const auto &v = h.at(key); !v.is_null())
+                *out = v.get<double>();
         m.info.beats_hand_written = j.at("beats_hand_written").get<bool>();
     } catch (const nlohmann::json::exception &e) {
         return bad(source, "trained/held_out/beats_hand_written", e.what(),

@@ -72,7 +72,13 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
                    "(AUC " + std::to_string(i.auc) + " against " +
                    std::to_string(i.auc_hand_written) + ", log-loss " +
                    std::to_string(i.log_loss) + " against " +
-                   std::to_string(i.log_loss_hand_written) + ")";
+                   std::to_string(i.log_loss_hand_written) +
+                   (i.pairs_accuracy && i.pairs_accuracy_hand_written
+                        ? ", of two places for a job the spared one rated lower " +
+                              std::to_string(*i.pairs_accuracy) + " against " +
+                              std::to_string(*i.pairs_accuracy_hand_written)
+                        : std::string()) +
+                   ")";
         }
     }
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,

@@ -75,6 +75,14 @@ lm = d["failures"]["learned_model"]
 check(lm["format"] == "slurm-ai learned risk model" and len(lm["parameters"]) == 217 and lm["version"] == 2,
       f"learned model: {lm.get('format')}, {len(lm.get('parameters', []))} parameters")
 
+judged = d["failures"]["learned_judged"]
+check(len(judged) >= 2 and all(
+          0 <= j["auc"] <= 1 and j["pairs"] >= 0 and
+          all(j[k] is None or 0 <= j[k] <= 1 for k in ("pairs_accuracy", "pairs_accuracy_hand_written")) and
+          (j["pairs_accuracy"] is None) == (j["pairs"] == 0)
+          for j in judged),
+      f"learned model judged: {judged}")
+
 for heading in ("## The targets", "## 6. Failures as they happen", "## Where the suite wins, ties and loses"):
     check(heading in page, f"page lacks '{heading}'")
 

@@ -242,6 +242,7 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     m.info.auc_hand_written = 0.70;
     m.info.log_loss = 0.025;
     m.info.log_loss_hand_written = 0.026;
+    m.info.pairs_accuracy = 0.6;  // and none for the hand-written: no pair measured
     m.info.beats_hand_written = true;
     const std::string text = m.to_json();
     auto back = LearnedRisk::parse(text, "model.json");
@@ -252,6 +253,8 @@ TEST_CASE("learned risk: the file reads back as written, a bad one names its fie
     CHECK(back->info.beats_hand_written);
     CHECK(back->info.auc == Approx(0.71));
     CHECK(back->info.jobs == "philly.csv");
+    CHECK(back->info.pairs_accuracy == 0.6);
+    CHECK_FALSE(back->info.pairs_accuracy_hand_written);
 
     auto broken = [&](const std::string &from, const std::string &to) {
         std::string t = text;

@@ -798,6 +798,25 @@ TEST_CASE("sim train-risk: a placement is labelled by the faults during its job'
     CHECK(risk_samples(replay, *c.cluster, {j}, 0, 2.5, 10, 7).positives() == 10);
 }
 
+TEST_CASE("sim train-risk: the choice between two places, by hand", "[sim][learned]") {
+    // Pairs (0, 1), (2, 3), (4, 5), (6, 7): the first three have one hit place; the
+    // scores rate the spared one lower, tie, and rate it higher; the fourth is no choice.
+    int decided = 0;
+    const auto a = pair_accuracy({0.2, 0.1, 0.5, 0.5, 0.3, 0.9, 0.4, 0.6}, {1, 0, 1, 0, 1, 0, 0, 0}, &decided);
+    CHECK(decided == 3);
+    REQUIRE(a);
+    CHECK(*a == Approx((1 + 0.5 + 0) / 3.0));
+    CHECK_FALSE(pair_accuracy({0.1, 0.2}, {1, 1}, nullptr));
+    // Beating the hand-written model takes all three figures where pairs were judged.
+    Judgement j{0.8, 0.7, 0.05, 0.06, 1, 10, 0.5, 0.6};
+    CHECK_FALSE(j.beats());
+    j.pairs_accuracy = 0.7;
+    CHECK(j.beats());
+    j.log_loss = 0.07;
+    CHECK_FALSE(j.beats());
+    CHECK(Judgement{0.8, 0.7, 0.05, 0.06, 1, 0, std::nullopt, std::nullopt}.beats());
+}
+
 TEST_CASE("sim train-risk: the area under the ROC curve, by hand", "[sim][learned]") {
     // Of the 2 x 2 (failed, not) pairs, 3 rank the failed host higher: 0.75.
     CHECK(auc({0.1, 0.4, 0.35, 0.8}, {0, 0, 1, 1}) == Approx(0.75));

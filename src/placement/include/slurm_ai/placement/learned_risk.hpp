@@ -27,6 +27,7 @@
 #pragma once
 
 #include <array>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
@@ -81,7 +82,10 @@ struct LearnedRiskInfo {
     // chance of a failure during their jobs' runs, learned and hand-written (its rates
     // scaled by one factor fitted on the training days).
     double auc = 0, auc_hand_written = 0, log_loss = 0, log_loss_hand_written = 0;
-    bool beats_hand_written = false;    // both figures better
+    // On pairs of places for one job of which one was hit: how often each rated the spared
+    // one lower (none: no such pair).
+    std::optional<double> pairs_accuracy, pairs_accuracy_hand_written;
+    bool beats_hand_written = false;    // every figure better
 };
 
 class LearnedRisk {
