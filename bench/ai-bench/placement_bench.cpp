@@ -173,7 +173,7 @@ int main(int argc, char **argv) {
         }
         // With a learned model: a failure history for both (the hand-written model reads
         // its weekly counts), and the model in use on a copy.
-        ClusterState learned_state = state;
+        std::optional<ClusterState> learned_state;
         if (model) {
             const double now = 30 * kDaySeconds;
             RiskHistory history(g, now);
@@ -189,7 +189,7 @@ int main(int argc, char **argv) {
                 state.failures[h] = f.as_of(now).week;
             }
             learned_state = state;
-            learned_state.learned =
+            learned_state->learned =
                 std::make_shared<LearnedRiskView>(LearnedRiskView{&*model, std::move(history)});
         }
 
@@ -212,7 +212,7 @@ int main(int argc, char **argv) {
             const PlacementPolicy *policies[3] = {&engine_policy(), &bestfit, &engine_policy()};
             for (int k = 0; k < (model ? 3 : 2); ++k) {
                 auto start = std::chrono::steady_clock::now();
-                auto dec = engine.place(d, k == 2 ? learned_state : state, *policies[k]);
+                auto dec = engine.place(d, k == 2 ? *learned_state : state, *policies[k]);
                 stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
                                           std::chrono::steady_clock::now() - start)
                                           .count());

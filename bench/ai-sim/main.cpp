@@ -24,6 +24,7 @@
 #include "metrics.hpp"
 #include "output.hpp"
 #include "report.hpp"
+#include "report_failures.hpp"
 #include "scenario.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "task_pool.hpp"
@@ -389,45 +390,16 @@ int cmd_train_risk(TrainCli &t) {
     }
     const int hosts = t.hosts > 0 ? t.hosts : f.population;
     const double from = std::floor(f.first_day), to = f.last_day + 1;
-    // Samples before and after the split on `n` hosts (the X5 dump's shape, DGX-2 nodes),
-    // and pairs of places for one job after it.
-    struct Sampled {
-        RiskSamples before, after, pairs;
-    };
-    auto sampled = [&](int n) -> std::optional<Sampled> {
-        auto sc = risk_jobs(n);
-        if (!sc) {
-            std::cerr << "ai-sim: " << sc.error().message() << '\n';
-            return std::nullopt;
-        }
-        auto r = replay_faults(f, sc->cluster.graph, FaultMapping::kRack, 0, to, t.train.seed);
-        const int per_day = risk_samples_per_day(n);
-        return Sampled{risk_samples(r, sc->cluster, sc->jobs.jobs, from, split, per_day, t.train.seed),
-                       risk_samples(r, sc->cluster, sc->jobs.jobs, split, to, per_day, t.train.seed + 1),
-                       risk_samples(r, sc->cluster, sc->jobs.jobs, split, to, per_day, t.train.seed + 2,
-                                    true)};
-    };
-    auto samples = sampled(hosts);
-    if (!samples)
+    auto samples = risk_study_samples(f, hosts, split, t.train.seed);
+    if (!samples) {
+        std::cerr << "ai-sim: " << samples.error().message() << '\n';
         return 1;
+    }
     const RiskSamples &train = samples->before, &test = samples->after;
     auto t0 = std::chrono::steady_clock::now();
-    LearnedRisk model = train_risk(train, t.train);
+    Judgement j;
+    LearnedRisk model = train_and_judge(f, hosts, split, *samples, t.train, j);
     const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const Judgement j = judge(model, train, test, &samples->pairs);
-    model.info.trace = t.trace.substr(t.trace.rfind('/') + 1);
-    model.info.jobs = "philly.csv, 2017-10-10";
-    model.info.train_from_day = from;
-    model.info.train_to_day = split;
-    model.info.test_to_day = to;
-    model.info.hosts = hosts;
-    model.info.auc = j.auc;
-    model.info.auc_hand_written = j.auc_hand_written;
-    model.info.log_loss = j.log_loss;
-    model.info.log_loss_hand_written = j.log_loss_hand_written;
-    model.info.pairs_accuracy = j.pairs_accuracy;
-    model.info.pairs_accuracy_hand_written = j.pairs_accuracy_hand_written;
-    model.info.beats_hand_written = j.beats();
     std::cout << fmt::format(
         "trained on {} hosts (the trace's servers by rack on X5's shape) and the Philly jobs of "
         "2017-10-10, days {:g}-{:g}: {} placements, {} stopped by a fault; {} epochs and weight "
@@ -437,19 +409,20 @@ int cmd_train_risk(TrainCli &t) {
     std::cout << fmt::format("{:<10} {:>6} {:>9} {:>9} {:>14} {:>10} {:>14} {:>7} {:>12}\n",
                              "held out", "hosts", "samples", "stopped", "AUC learned", "hand",
                              "log-loss l/h", "pairs", "spared l/h");
-    auto pct = [](std::optional<double> v) { return v ? fmt::format("{:.0f}%", 100 * *v) : "-"; };
     auto row = [&](int n, const RiskSamples &s, const Judgement &x) {
         std::cout << fmt::format(
             "{:<10} {:>6} {:>9} {:>9} {:>14.4f} {:>10.4f} {:>7.5f}/{:.5f} {:>7} {:>12}\n",
             fmt::format("{:g}-{:g}", split, to), n, s.x.size(), s.positives(), x.auc,
             x.auc_hand_written, x.log_loss, x.log_loss_hand_written, x.pairs,
-            pct(x.pairs_accuracy) + "/" + pct(x.pairs_accuracy_hand_written));
+            percent_or(x.pairs_accuracy, "-") + "/" + percent_or(x.pairs_accuracy_hand_written, "-"));
     };
     row(hosts, test, j);
     for (int n : t.eval_hosts) {
-        auto other = sampled(n);
-        if (!other)
+        auto other = risk_study_samples(f, n, split, t.train.seed);
+        if (!other) {
+            std::cerr << "ai-sim: " << other.error().message() << '\n';
             return 1;
+        }
         row(n, other->after, judge(model, other->before, other->after, &other->pairs));
     }
     std::cout << (j.beats() ? "the learned model beats the hand-written one on the held-out days"

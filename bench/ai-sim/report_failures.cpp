@@ -77,40 +77,21 @@ std::optional<InputError> plan_failures(FailureStudy &study, bool quick, int win
 
     // The learned model: trained at the population's size, judged at every size studied.
     study.train_hosts = quick ? 64 : kPopulation;
-    const double from = std::floor(f.first_day), to = f.last_day + 1;
+    // Every size with the same seed (1): its trace mapping and its samples.
     auto judged_at = [&](int hosts, bool train) -> std::optional<InputError> {
-        auto sc = risk_jobs(hosts);
-        if (!sc)
-            return sc.error();
-        auto r = replay_faults(f, sc->cluster.graph, FaultMapping::kRack, 0, to, 1);
-        const int per_day = risk_samples_per_day(hosts);
-        const auto before = risk_samples(r, sc->cluster, sc->jobs.jobs, from, study.split_day, per_day, 1);
-        const auto after = risk_samples(r, sc->cluster, sc->jobs.jobs, study.split_day, to, per_day, 2);
+        auto samples = risk_study_samples(f, hosts, study.split_day, 1);
+        if (!samples)
+            return samples.error();
+        Judgement j;
         if (train)
-            study.model = train_risk(before, TrainOptions{});
-        const auto pairs = risk_samples(r, sc->cluster, sc->jobs.jobs, study.split_day, to, per_day, 3, true);
-        study.judged.push_back({hosts, judge(study.model, before, after, &pairs)});
+            study.model = train_and_judge(f, hosts, study.split_day, *samples, TrainOptions{}, j);
+        else
+            j = judge(study.model, samples->before, samples->after, &samples->pairs);
+        study.judged.push_back({hosts, j});
         return std::nullopt;
     };
     if (auto e = judged_at(study.train_hosts, true))
         return e;
-    {
-        const Judgement &j = study.judged.front().second;
-        auto &i = study.model.info;
-        i.trace = "infinitehbd-fault-trace.json";
-        i.jobs = "philly.csv, 2017-10-10";
-        i.train_from_day = from;
-        i.train_to_day = study.split_day;
-        i.test_to_day = to;
-        i.hosts = study.train_hosts;
-        i.auc = j.auc;
-        i.auc_hand_written = j.auc_hand_written;
-        i.log_loss = j.log_loss;
-        i.log_loss_hand_written = j.log_loss_hand_written;
-        i.pairs_accuracy = j.pairs_accuracy;
-        i.pairs_accuracy_hand_written = j.pairs_accuracy_hand_written;
-        i.beats_hand_written = j.beats();
-    }
 
     const std::vector<std::pair<int, int>> sizes =
         quick ? std::vector<std::pair<int, int>>{{16, 1}, {64, 1}}
@@ -229,11 +210,9 @@ std::string failures_section(const FailureStudy &study) {
             if (won)
                 better += (better.empty() ? "" : ", ") + std::string(what);
         };
-        add(j.auc > j.auc_hand_written, "AUC");
-        add(j.log_loss < j.log_loss_hand_written, "log-loss");
-        add(j.pairs_accuracy && j.pairs_accuracy_hand_written &&
-                *j.pairs_accuracy > *j.pairs_accuracy_hand_written,
-            "pairs");
+        add(j.better_auc(), "AUC");
+        add(j.better_log_loss(), "log-loss");
+        add(j.better_choice(), "pairs");
         line(fmt::format("| {}{} | {:.4f} | {:.4f} | {:.5f} | {:.5f} | {} | {} | {} | {} |", hosts,
                          hosts == study.train_hosts ? " (trained)" : "", j.auc, j.auc_hand_written,
                          j.log_loss, j.log_loss_hand_written, j.pairs,

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <optional>
 #include <random>
 #include <thread>
@@ -78,6 +77,12 @@ void RiskSamples::append(const RiskSamples &o) {
 int risk_samples_per_day(int hosts) {
     return std::max(32, hosts / 2);
 }
+
+namespace {
+
+constexpr const char *kRiskJobs = "philly.csv, 2017-10-10";  // what risk_jobs prepares
+
+}  // namespace
 
 Parsed<Scenario> risk_jobs(int hosts) {
     ScenarioSpec s;
@@ -296,10 +301,14 @@ double auc(const std::vector<double> &scores, const std::vector<char> &labels) {
     return (sum - pos * (pos + 1) / 2) / (pos * neg);
 }
 
+bool Judgement::better_choice() const {
+    return pairs_accuracy && pairs_accuracy_hand_written &&
+           *pairs_accuracy > *pairs_accuracy_hand_written;
+}
+
 bool Judgement::beats() const {
-    const bool pairs_better = !pairs_accuracy || !pairs_accuracy_hand_written ||
-                              *pairs_accuracy > *pairs_accuracy_hand_written;
-    return auc > auc_hand_written && log_loss < log_loss_hand_written && pairs_better;
+    const bool measured = pairs_accuracy && pairs_accuracy_hand_written;
+    return better_auc() && better_log_loss() && (!measured || better_choice());
 }
 
 std::optional<double> pair_accuracy(const std::vector<double> &scores, const std::vector<char> &labels,
@@ -345,6 +354,42 @@ Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSa
             pair_accuracy(hand_written(*pairs, j.hand_written_scale), pairs->y, nullptr);
     }
     return j;
+}
+
+Parsed<RiskStudySamples> risk_study_samples(const FaultTrace &trace, int hosts, double split_day,
+                                            std::uint64_t seed) {
+    auto sc = risk_jobs(hosts);
+    if (!sc)
+        return sc.error();
+    const double from = std::floor(trace.first_day), to = trace.last_day + 1;
+    const auto r = replay_faults(trace, sc->cluster.graph, FaultMapping::kRack, 0, to, seed);
+    const int per_day = risk_samples_per_day(hosts);
+    const auto &jobs = sc->jobs.jobs;
+    return RiskStudySamples{risk_samples(r, sc->cluster, jobs, from, split_day, per_day, seed),
+                            risk_samples(r, sc->cluster, jobs, split_day, to, per_day, seed + 1),
+                            risk_samples(r, sc->cluster, jobs, split_day, to, per_day, seed + 2, true)};
+}
+
+LearnedRisk train_and_judge(const FaultTrace &trace, int hosts, double split_day,
+                            const RiskStudySamples &s, const TrainOptions &options,
+                            Judgement &judged) {
+    LearnedRisk model = train_risk(s.before, options);
+    judged = judge(model, s.before, s.after, &s.pairs);
+    auto &i = model.info;
+    i.trace = trace.source.substr(trace.source.rfind('/') + 1);
+    i.jobs = kRiskJobs;
+    i.train_from_day = std::floor(trace.first_day);
+    i.train_to_day = split_day;
+    i.test_to_day = trace.last_day + 1;
+    i.hosts = hosts;
+    i.auc = judged.auc;
+    i.auc_hand_written = judged.auc_hand_written;
+    i.log_loss = judged.log_loss;
+    i.log_loss_hand_written = judged.log_loss_hand_written;
+    i.pairs_accuracy = judged.pairs_accuracy;
+    i.pairs_accuracy_hand_written = judged.pairs_accuracy_hand_written;
+    i.beats_hand_written = judged.beats();
+    return model;
 }
 
 }  // namespace slurm_ai::sim

@@ -87,11 +87,30 @@ struct Judgement {
     // for a job where one of two was hit, out of `pairs` such choices.
     int pairs = 0;
     std::optional<double> pairs_accuracy, pairs_accuracy_hand_written;
+    // Where the learned model does better; the choice only where both were measured.
+    bool better_auc() const { return auc > auc_hand_written; }
+    bool better_log_loss() const { return log_loss < log_loss_hand_written; }
+    bool better_choice() const;
     // Better on AUC, log-loss and, where pairs were judged, the choice between places.
     bool beats() const;
 };
 // AUC and log-loss over the placements of `test`; pair accuracy over `pairs` when given.
 Judgement judge(const LearnedRisk &model, const RiskSamples &train, const RiskSamples &test,
                 const RiskSamples *pairs = nullptr);
+
+// One cluster size's samples: the trace replayed whole on `hosts` hosts of risk_jobs'
+// cluster (the servers by rack, with `seed`), placements of its jobs before `split_day`
+// (to train), after it (to judge) and pairs after it (seeds seed, seed + 1, seed + 2).
+struct RiskStudySamples {
+    RiskSamples before, after, pairs;
+};
+Parsed<RiskStudySamples> risk_study_samples(const FaultTrace &trace, int hosts, double split_day,
+                                            std::uint64_t seed);
+
+// The model trained on `s.before` and judged on the rest (into `judged`), its info saying
+// what it was trained on and the verdict: what RiskModel= reads.
+LearnedRisk train_and_judge(const FaultTrace &trace, int hosts, double split_day,
+                            const RiskStudySamples &s, const TrainOptions &options,
+                            Judgement &judged);
 
 }  // namespace slurm_ai::sim

@@ -121,6 +121,12 @@ double impact(const ExecutionGraph &g, const std::vector<bool> &failed) {
     return lost;
 }
 
+const char *graph_name(RiskGraph kind) {
+    return kind == RiskGraph::kCascade ? "cascade"
+           : kind == RiskGraph::kCyclic ? "cyclic"
+                                        : "independent";
+}
+
 }  // namespace
 
 RiskGraph risk_graph(const JobDemand &d, int hosts) {
@@ -148,10 +154,17 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
     RiskEstimate out;
     if (p.empty())
         return out;
+    // A learned model rates the placement as a whole, in place of every domain below:
+    // slurmctld's hot path does not walk them too.
+    if (state && state->learned) {
+        const RiskGraph kind = risk_graph(demand, static_cast<int>(p.hosts.size()));
+        out.graph = graph_name(kind);
+        out.per_day = state->learned->model->rate_per_day(
+            placement_risk_inputs(*graph_, kind, p.hosts, state->learned->history));
+        return out;
+    }
     ExecutionGraph g = build(demand, p);
-    out.graph = g.kind == RiskGraph::kCascade  ? "cascade"
-                : g.kind == RiskGraph::kCyclic ? "cyclic"
-                                                          : "independent";
+    out.graph = graph_name(g.kind);
     const std::size_t n = p.hosts.size();
     auto recent = [&](int host) { return state ? state->failures[host] : 0.0; };
     auto consider = [&](double rate, const std::vector<bool> &failed, const std::string &name) {
@@ -199,11 +212,6 @@ RiskEstimate RiskModel::estimate(const JobDemand &demand, const Placement &p,
         if (leaf >= 0)
             together(c_.switch_per_day, graph_->hosts_at_leaf(leaf), units,
                      graph_->fabric().nodes[leaf].name);
-    // A learned model rates the placement as a whole; the domains above still say which
-    // one failure would take the most.
-    if (state && state->learned)
-        out.per_day = state->learned->model->rate_per_day(
-            placement_risk_inputs(*graph_, g.kind, p.hosts, state->learned->history));
     return out;
 }
 

@@ -233,24 +233,20 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
             ++*candidates;
         }
     }
-    for (const auto &[name, hist] : failures_)
-        if (int h = l.graph.host_index(name); h >= 0)
-            state.failures[h] = failures(name, t);
+    // The failure history, in one pass: each node's weekly count for the hand-written
+    // model, and with RiskModel= the whole of it for the learned one (learned_risk.hpp).
+    std::shared_ptr<LearnedRiskView> learned;
     if (l.learned)
-        add_learned_view(state, t);
+        learned = std::make_shared<LearnedRiskView>(LearnedRiskView{&*l.learned, RiskHistory(l.graph, t)});
+    for (const auto &[name, hist] : failures_)
+        if (int h = l.graph.host_index(name); h >= 0) {
+            state.failures[h] = hist.as_of(t).week;
+            if (learned)
+                learned->history.add(h, hist);
+        }
+    state.learned = std::move(learned);
     add_uplink_load(state);
     return state;
-}
-
-// The learned model (learned_risk.hpp) and the failure history it reads: the nodes with
-// a failure on record, brought to now.
-void SelectService::add_learned_view(ClusterState &state, double t) const {
-    const Loaded &l = *loaded_;
-    auto view = std::make_shared<LearnedRiskView>(LearnedRiskView{&*l.learned, RiskHistory(l.graph, t)});
-    for (const auto &[name, hist] : failures_)
-        if (int h = l.graph.host_index(name); h >= 0)
-            view->history.add(h, hist);
-    state.learned = std::move(view);
 }
 
 SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &demand,

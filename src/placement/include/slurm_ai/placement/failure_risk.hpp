@@ -38,6 +38,7 @@ struct RiskConstants {
 struct RiskEstimate {
     double per_day = 0;        // expected share of the job lost per day
     std::string graph;         // "cyclic", "cascade" or "independent"
+    // The hand-written model's: 0 and empty where a learned model rates the placement.
     double worst_impact = 0;   // largest share one domain's failure takes
     std::string worst_domain;  // host or switch name
 };

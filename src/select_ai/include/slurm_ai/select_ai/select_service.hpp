@@ -172,7 +172,6 @@ class SelectService {
     void note_running(std::uint32_t job_id, const std::string &nodes, const std::string &gpus,
                       const JobOptions &options);
     void add_uplink_load(ClusterState &state) const;
-    void add_learned_view(ClusterState &state, double t) const;
 };
 
 // A gang plan that none of its members has started on within this time is dropped, so
