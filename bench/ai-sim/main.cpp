@@ -73,6 +73,7 @@ struct Cli {
     double fault_start_day = -1;
     int fault_population = 400;
     bool paired = false;
+    std::string jobs_csv;
 };
 
 void add_scenario_options(CLI::App &app, Cli &c) {
@@ -312,6 +313,14 @@ int cmd_run(Cli &c) {
     std::vector<Summary> rows;
     for (const auto &r : runs)
         rows.push_back(summarize(r, s.cluster.max_gpus_per_host));
+    if (!c.jobs_csv.empty()) {
+        std::ofstream out(c.jobs_csv);
+        out << jobs_csv(s.jobs.jobs, runs);
+        if (!out) {
+            std::cerr << "ai-sim: cannot write " << c.jobs_csv << '\n';
+            return 1;
+        }
+    }
     std::cout << '\n' << results_table(rows, false);
     std::cout << "\nstep times by source (jobs that started):\n" << sources_table(rows, false);
     if (auto f = failures_table(rows, false); !f.empty())
@@ -449,6 +458,8 @@ int main(int argc, char **argv) {
     auto *run = app.add_subcommand("run", "Simulate one scenario under every policy");
     add_scenario_options(*run, c);
     run->add_option("--policy", c.policies, "Policies to simulate (default: slurm-default, tree-bestfit, engine, engine-norisk, suite)");
+    run->add_option("--jobs-csv", c.jobs_csv,
+                    "Also write every job's figures under every policy, one row each (CSV)");
 
     auto *bench = app.add_subcommand(
         "bench",

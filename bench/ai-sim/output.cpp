@@ -121,4 +121,16 @@ std::string suite_line(const SimOptions &o, const Jobs &jobs) {
         u.plan_with_engine ? "the engine" : "tree best fit");
 }
 
+std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResult> &runs) {
+    std::string out = "policy,job,gpus,submit_s,start_s,end_s,hosts,first_nodes,step_s,ideal_step_s,contention\n";
+    for (const auto &r : runs)
+        for (std::size_t j = 0; j < r.jobs.size() && j < jobs.size(); ++j) {
+            const JobResult &x = r.jobs[j];
+            out += fmt::format("{},{},{},{:.0f},{:.0f},{:.0f},{},\"{}\",{:.6g},{:.6g},{:.4f}\n", r.policy, j,
+                               x.gpus, x.submit_s, x.start_s, x.end_s, x.hosts, x.first_nodes,
+                               x.step.step_s, x.step.ideal_step_s, x.contention);
+        }
+    return out;
+}
+
 }  // namespace slurm_ai::sim

@@ -16,6 +16,10 @@ std::string sources_table(const std::vector<Summary> &rows, bool markdown);
 // The paired decisions of a searched policy against engine-norisk, per regime.
 std::string paired_table(const std::string &policy, const std::array<PairedTally, kRegimes> &t,
                          bool markdown);
+// Every job under every run, a CSV row each: policy, job (its index in `jobs`), GPUs,
+// submit, first start and end (s), hosts of its last placement, the first placement's
+// hosts, step and ideal step (s) with the fabric to itself, and its contention factor.
+std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResult> &runs);
 // One line: contention, how many jobs are elastic, and what the policy "suite" runs.
 std::string suite_line(const SimOptions &o, const Jobs &jobs);
 

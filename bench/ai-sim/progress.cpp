@@ -23,6 +23,16 @@ constexpr double kSettled = 1e-3;
 }  // namespace
 
 StepEstimate Run::estimate(int j, const Placement &p, const JobDemand &d) const {
+    if (ideal_) {
+        StepEstimate e = placed_estimate(j, p, d);
+        e.step_s = e.ideal_step_s;
+        e.comm_s = e.ideal_comm_s;
+        return e;
+    }
+    return placed_estimate(j, p, d);
+}
+
+StepEstimate Run::placed_estimate(int j, const Placement &p, const JobDemand &d) const {
     const SimJob &job = jobs_[j];
     const auto per_host = gpus_per_host(p);
     const int gpus = std::accumulate(per_host.begin(), per_host.end(), 0);
@@ -121,11 +131,11 @@ void Run::retime(double t, int changed) {
         s.alone = estimate(changed, s.placement, s.demand);
         s.base_step_s = base_step(changed);
         s.uplinks.clear();
-        if (opt_.contention && s.placement.hosts.size() > 1)
+        if (opt_.contention && !ideal_ && s.placement.hosts.size() > 1)
             s.uplinks = engine_.cost_model().uplink_use(s.demand, s.placement, &s.uplink_comm_s);
         s.step = s.alone;
     }
-    if (!opt_.contention || (changed >= 0 && js_[changed].uplinks.empty())) {
+    if (!opt_.contention || ideal_ || (changed >= 0 && js_[changed].uplinks.empty())) {
         if (changed >= 0)
             set_rate(changed, t);
         return;

@@ -142,7 +142,9 @@ class Run {
     int fragmented_gpus() const;
 
     // progress.cpp
+    // Its step on placement p (the ideal placement's step under the policy "ideal").
     StepEstimate estimate(int j, const Placement &p, const JobDemand &d) const;
+    StepEstimate placed_estimate(int j, const Placement &p, const JobDemand &d) const;
     double base_step(int j) const;
     double progress(const JobState &s, double t) const;
     // The progress a periodic checkpoint saved by t (its checkpoints every checkpoint_s
@@ -172,6 +174,8 @@ class Run {
     const StepTimes &steps_;
     const SimOptions &opt_;
     bool suite_ = false;           // the policy "suite": the engine with ai-elasticd and ai-recover
+    bool ideal_ = false;  // the policy "ideal": every job at its ideal placement's speed, no
+                          // contention (placed by tree best fit: who fits where is Slurm's)
     const LearnedRisk *learned_;   // the policy engine-learned: the model it places with
     PlacementPolicy policy_;
     PlacementPolicy plan_policy_;  // places backfill reservations

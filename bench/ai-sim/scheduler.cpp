@@ -32,6 +32,7 @@ std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
                                     const ClusterState &view, const PlacementPolicy &policy) {
     JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
+    d.time_limit_s = static_cast<std::uint32_t>(jobs_[j].limit_s);
     auto t0 = std::chrono::steady_clock::now();
     auto decision = engine_.place(d, view, policy);
     result_.placement_ms +=

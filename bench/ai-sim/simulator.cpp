@@ -42,12 +42,15 @@ namespace {
 
 constexpr std::string_view kSuite = "suite";
 constexpr std::string_view kLearned = "engine-learned";
+constexpr std::string_view kIdeal = "ideal";
 
 // The placement policy of that name ("suite" and "engine-learned" place with the engine),
 // made once per run; a name the engine does not know is the caller's error (ai-sim checks
 // --policies first).
 PlacementPolicy known_policy(std::string_view name) {
-    auto p = make_policy(name == kSuite || name == kLearned ? "engine" : name);
+    auto p = make_policy(name == kSuite || name == kLearned ? "engine"
+                         : name == kIdeal                    ? "tree-bestfit"
+                                                             : name);
     if (!p)
         throw std::invalid_argument("unknown policy '" + std::string(name) + "'");
     return *p;
@@ -73,6 +76,7 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       steps_(steps),
       opt_(options),
       suite_(policy == kSuite),
+      ideal_(policy == kIdeal),
       learned_(policy == kLearned ? options.learned : nullptr),
       policy_(known_policy(policy)),
       plan_policy_(planning_policy(policy, options)),
@@ -516,7 +520,7 @@ void evaluate_paired(RunResult &run, double checkpoint_s) {
 }
 
 bool known_sim_policy(std::string_view name) {
-    return name == detail::kSuite || name == detail::kLearned ||
+    return name == detail::kSuite || name == detail::kLearned || name == detail::kIdeal ||
            PlacementEngine::known_policy(name);
 }
 

@@ -142,6 +142,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     auto ctx = detail::make_context(*this, d, state, &out.reason);
     if (!ctx)
         return out;
+    ctx->keep_whole = policy.searches();
     std::optional<Placement> p;
     switch (policy.kind()) {
         case K::kEngine:
@@ -196,6 +197,22 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
             out.reason = "soft locality: best placement now is " +
                          std::to_string(static_cast<int>(p->efficiency * 100)) +
                          "% efficient; waits up to " + std::to_string(d.locality.wait_s) + " s";
+            return out;
+        }
+    }
+    if (engine && !d.locality.hard && d.locality.wait_s == 0 && d.time_limit_s > 0 &&
+        p->efficiency < options_.min_efficiency) {
+        // Waiting costs the job at most what it has waited; this placement costs it
+        // about its run time x comm share x (1/efficiency - 1): wait while that is more
+        // (the break-even rule: never worse than twice the better of the two).
+        const double extra = static_cast<double>(d.time_limit_s) * options_.hold_comm_share *
+                             (1 / std::max(p->efficiency, 1e-3) - 1);
+        if (static_cast<double>(d.pending_s) < extra) {
+            out.wait = true;
+            out.reason = "held for placement: best placement now is " +
+                         std::to_string(static_cast<int>(p->efficiency * 100)) +
+                         "% efficient; waits up to " + std::to_string(static_cast<long>(extra)) +
+                         " s";
             return out;
         }
     }

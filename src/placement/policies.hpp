@@ -22,6 +22,10 @@ struct SearchContext {
                                 // free GPUs, or 1 for a usable host); 0: ineligible
     int group_hosts = 1;        // hosts of one tensor- or expert-parallel group, which
                                 // an NVLink domain should hold whole
+    bool keep_whole = false;    // the engine's choice of hosts for a GPU count: the host
+                                // that finishes the job most tightly, else the fullest,
+                                // so that whole hosts stay whole (Slurm's policies take
+                                // the fullest first)
 };
 
 // Builds the context; nullopt with a reason when the demand cannot fit this cluster.
@@ -73,6 +77,10 @@ std::optional<Placement> place_tree_bestfit(const SearchContext &c);
 // TP/EP group in hosts, else as much of a base block as the job needs.
 std::optional<Placement> place_block(const SearchContext &c, bool segment);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
+// How much of the risk term's weight the failure history has earned: the hosts' decayed
+// failure counts over what the model's base host rate would leave, at most 1; 0 when
+// nothing has failed (the term then costs placements nothing it could pay back).
+double failure_evidence(const ClusterState &state, double host_per_day);
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
 
 }  // namespace slurm_ai::detail

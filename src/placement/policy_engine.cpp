@@ -1,6 +1,7 @@
 // The suite's own policy: best-fit candidates, best-linked GPUs, then local search.
 #include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <unordered_set>
 
 #include "policies.hpp"
@@ -17,6 +18,19 @@ struct Scored {
 
 }  // namespace
 
+double failure_evidence(const ClusterState &state, double host_per_day) {
+    if (state.learned)
+        return 1;  // the learned model weighs the history itself
+    double seen = 0;
+    for (double f : state.failures)
+        seen += f;
+    // A host failing at the model's base rate carries a weekly decayed count of
+    // rate x 7 / ln 2 in steady state.
+    const double expected =
+        host_per_day * 7 / std::log(2.0) * static_cast<double>(state.failures.size());
+    return expected > 0 ? std::min(1.0, seen / expected) : 0;
+}
+
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
                                       double budget_ms) {
     const auto deadline =
@@ -24,6 +38,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     const PlacementEngine &e = c.engine;
     const ClusterGraph &g = e.graph();
     const double host_rate = e.risk_model().constants().host_per_day;
+    risk_weight *= risk_weight > 0 ? failure_evidence(c.state, host_rate) : 0;
 
     auto evaluate = [&](std::vector<int> hosts) {
         Scored s{assemble(c, std::move(hosts), true), 0};

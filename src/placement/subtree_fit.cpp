@@ -73,6 +73,23 @@ int take_hosts(const SearchContext &c, const std::vector<int> &hosts, int wanted
             return c.capacity[a] != c.capacity[b] ? c.capacity[a] > c.capacity[b] : w[a] < w[b];
         });
     int got = 0;
+    if (c.keep_whole && c.gpus_needed && !c.per_host) {
+        // Best fit host by host: the smallest host that finishes what is still wanted,
+        // else the largest (h is sorted largest first, so the last that finishes it).
+        std::vector<char> taken(h.size(), 0);
+        while (got < wanted) {
+            std::size_t pick = h.size();
+            for (std::size_t i = 0; i < h.size(); ++i)
+                if (!taken[i] && (pick == h.size() || c.capacity[h[i]] >= wanted - got))
+                    pick = i;
+            if (pick == h.size())
+                break;
+            taken[pick] = 1;
+            out.push_back(h[pick]);
+            got += c.capacity[h[pick]];
+        }
+        return got;
+    }
     for (int host : h) {
         if (got >= wanted)
             break;

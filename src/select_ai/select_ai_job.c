@@ -58,6 +58,10 @@ bool ai_job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max_node
     if (job_ptr->details && job_ptr->details->submit_time &&
         time(NULL) > job_ptr->details->submit_time)
         req->pending_s = (uint32_t)(time(NULL) - job_ptr->details->submit_time);
+    /* Minutes; NO_VAL and INFINITE (no limit) leave it 0: such a job is never held. */
+    if (job_ptr->time_limit && job_ptr->time_limit != NO_VAL &&
+        job_ptr->time_limit != INFINITE && job_ptr->time_limit < 0xffffffffu / 60)
+        req->time_limit_s = job_ptr->time_limit * 60;
     if (!job_ptr->gres_list_req)
         return true;
     it = list_iterator_create(job_ptr->gres_list_req);

@@ -32,7 +32,8 @@ std::vector<const char *> env_of(const ai_job_t *job) {
 
 slurm_ai::SelectJob job_of(const ai_job_t *job) {
     return slurm_ai::SelectJob{job->job_id,     job->min_nodes, job->max_nodes, job->gpus_per_node,
-                               job->total_gpus, job->tasks,     job->pending_s, env_of(job)};
+                               job->total_gpus, job->tasks,     job->pending_s, env_of(job),
+                               job->time_limit_s};
 }
 
 std::span<const slurm_ai::SelectNode> view_of(const ai_node_t *nodes, uint32_t node_count) {

@@ -23,6 +23,7 @@ typedef struct {
     const char *const *env; /* the job's SPANK environment */
     uint32_t env_size;
     uint32_t user_id;
+    uint32_t time_limit_s; /* 0: none (INFINITE) or not set */
     /* An expansion job (--dependency=expand): the job it grows, its nodes and SPANK env. */
     uint32_t expands_job_id;
     const int *expands;

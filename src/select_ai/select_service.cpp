@@ -210,6 +210,7 @@ std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, const Jo
         JobRequest{job.min_nodes, job.max_nodes, job.gpus_per_node, job.total_gpus, job.tasks},
         *hints, options.dag);
     demand.pending_s = job.pending_s;
+    demand.time_limit_s = job.time_limit_s;
     return demand;
 }
 

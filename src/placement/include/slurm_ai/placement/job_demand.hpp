@@ -37,6 +37,7 @@ struct JobDemand {
     std::optional<TaskDag> dag;   // replaces comm when present
     LocalitySpec locality;        // default: soft, no wait
     std::uint32_t pending_s = 0;  // how long the job has waited so far
+    std::uint32_t time_limit_s = 0;  // its time limit; 0: unknown (never held for placement)
 
     // Communication endpoints: GPUs, or hosts for a job without GPUs.
     std::uint32_t ranks() const;

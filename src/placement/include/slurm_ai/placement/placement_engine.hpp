@@ -40,6 +40,11 @@ struct EngineOptions {
     double risk_weight = 0.02;    // objective = comm/lower_bound + w * risk/host rate
     int rival_subtrees = 3;       // candidate subtrees besides the best fit
     double min_efficiency = 0.9;  // soft locality waits for this much
+    // A job whose best placement now is less than min_efficiency efficient is held while it
+    // has waited less than the run time that placement would cost it: its time limit x
+    // hold_comm_share x (1/efficiency - 1) (the communication share of a step assumed for
+    // a job that says nothing of it). 0: never held.
+    double hold_comm_share = 0.5;
     std::uint64_t seed = 1;       // for the random policy
 };
 

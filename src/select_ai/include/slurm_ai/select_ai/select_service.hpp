@@ -33,6 +33,7 @@ struct SelectJob {
     std::uint32_t gpus_per_node = 0, total_gpus = 0, tasks = 1;
     std::uint32_t pending_s = 0;
     std::vector<const char *> env;  // the job's SPANK environment
+    std::uint32_t time_limit_s = 0;  // 0: none or unknown
 };
 
 // One Slurm node as a job test sees it: the C adapter's own array, read in place.
