@@ -78,8 +78,9 @@ std::optional<Placement> place_tree_bestfit(const SearchContext &c);
 std::optional<Placement> place_block(const SearchContext &c, bool segment);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
 // How much of the risk term's weight the failure history has earned: the hosts' decayed
-// failure counts over what the model's base host rate would leave, at most 1; 0 when
-// nothing has failed (the term then costs placements nothing it could pay back).
+// failure counts (a host down or drained now counting one) over what the model's base
+// host rate would leave, at most 1; 0 when nothing has failed (the term then costs
+// placements nothing it could pay back).
 double failure_evidence(const ClusterState &state, double host_per_day);
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
 

@@ -21,9 +21,12 @@ struct Scored {
 double failure_evidence(const ClusterState &state, double host_per_day) {
     if (state.learned)
         return 1;  // the learned model weighs the history itself
+    // A host down, drained or failing in Slurm now counts as one failure.
     double seen = 0;
     for (double f : state.failures)
         seen += f;
+    for (auto d : state.down)
+        seen += d ? 1 : 0;
     // A host failing at the model's base rate carries a weekly decayed count of
     // rate x 7 / ln 2 in steady state.
     const double expected =
