@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "report_limits.hpp"
+
 namespace slurm_ai::sim {
 
 std::size_t CaseResult::variant(const Variant &v) const {
@@ -108,20 +110,27 @@ nlohmann::json case_json(const CaseResult &c) {
         nlohmann::json policies = nlohmann::json::array();
         for (const auto &row : c.rows[v])
             policies.push_back(summary_json(row));
-        variants.push_back({{"contention", c.spec.variants[v].contention},
-                            {"elastic_share", c.spec.variants[v].elastic_share},
-                            {"elastic_jobs", c.elastic_jobs(c.spec.variants[v])},
-                            {"policies", std::move(policies)}});
+        nlohmann::json variant{{"contention", c.spec.variants[v].contention},
+                               {"elastic_share", c.spec.variants[v].elastic_share},
+                               {"elastic_jobs", c.elastic_jobs(c.spec.variants[v])},
+                               {"policies", std::move(policies)}};
+        if (auto limits = limits_of(c.rows[v]))
+            variant.update(limits_json(*limits));
+        variants.push_back(std::move(variant));
     }
     const std::size_t h = c.variant(kHeadline);
-    return {{"name", c.spec.name},
-            {"title", c.spec.title},
-            {"contention", kHeadline.contention},
-            {"elastic_share", kHeadline.elastic_share},
-            {"elastic_jobs", c.elastic_jobs(kHeadline)},
-            {"could_be_elastic", c.could_be_elastic()},
-            {"policies", variants[h]["policies"]},
-            {"variants", std::move(variants)}};
+    nlohmann::json out{{"name", c.spec.name},
+                       {"title", c.spec.title},
+                       {"contention", kHeadline.contention},
+                       {"elastic_share", kHeadline.elastic_share},
+                       {"elastic_jobs", c.elastic_jobs(kHeadline)},
+                       {"could_be_elastic", c.could_be_elastic()},
+                       {"policies", variants[h]["policies"]}};
+    for (const char *key : {"best_slurm", "ideal", "gap_closed"})
+        if (variants[h].contains(key))
+            out[key] = variants[h][key];
+    out["variants"] = std::move(variants);
+    return out;
 }
 
 }  // namespace slurm_ai::sim

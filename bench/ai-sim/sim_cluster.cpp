@@ -57,6 +57,10 @@ Parsed<SimCluster> build_cluster(const ClusterSpec &spec) {
             auto fabric = load_fabric(spec.shape_of, spec.shape_map, "--shape-of");
             if (!fabric)
                 return fabric.error();
+            // A topology.conf's blocks are its NVLink domains, as in the fabrics made here.
+            if (fabric.value().nvlink_domains.empty())
+                if (auto err = add_nvlink_domains(fabric.value(), {"blocks"}, 0))
+                    return *err;
             auto shape = testbed::measure_shape(fabric.value());
             if (!shape)
                 return shape.error();

@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# `ai-sim report --json` (issue 18's and 19's figures as JSON), on the quick scenarios:
+# `ai-sim report --json` (issue 18's, 19's and 32's figures as JSON), on the quick scenarios:
 # the stable scenario names, each with its elastic share stated and the six variants
 # (contention off/on x none, the assumed share, all elastic), every policy with its
 # figures; the headline targets computed from the headline variant's own figures; the
 # failures section with a win rate per regime for engine and engine-learned, each one
-# wins / (wins + losses); and the page it writes beside it.
+# wins / (wins + losses); per variant best_slurm, ideal and gap_closed recomputed from the
+# policies' own figures, and the placement targets judged on theirs; and the page.
 #
 #   sim_report_json.sh AI_SIM
 set -euo pipefail
@@ -24,7 +25,8 @@ def check(ok, what):
         errors.append(what)
 
 names = [s["name"] for s in d["scenarios"]]
-check(sorted(names) == sorted(["philly-gpus", "philly-whole-nodes", "pollux", "rail-h100", "nvl72"]),
+check(sorted(names) == sorted(["philly-gpus", "philly-whole-nodes", "pollux", "rail-h100", "nvl72",
+                               "nvl72-rails"]),
       f"scenario names {names}")
 figures = ["mean_jct_h", "p99_jct_h", "mean_wait_h", "gpu_util", "useful_util", "jobs", "finished"]
 for s in d["scenarios"]:
@@ -45,6 +47,26 @@ for s in d["scenarios"]:
                       f"{n} {p['policy']}: {f}={x}")
             check(p["finished"] == p["jobs"] > 0, f"{n} {p['policy']}: {p['finished']} of {p['jobs']} done")
             check(p["p99_jct_h"] >= p["mean_wait_h"], f"{n} {p['policy']}: p99 JCT below mean wait")
+    # The limits of placement, per variant: best_slurm is the best of Slurm's policies by
+    # mean JCT, ideal is the policy "ideal", gap_closed recomputes from them (null: no gap).
+    slurm = ("slurm-default", "tree-bestfit", "block-bestfit", "block-segment")
+    for v in s["variants"]:
+        pols = {p["policy"]: p for p in v["policies"]}
+        check({"block-bestfit", "block-segment", "ideal"} <= set(pols), f"{n}: policies {sorted(pols)}")
+        best = min((pols[p] for p in slurm if p in pols), key=lambda p: p["mean_jct_h"])
+        b, i = v.get("best_slurm", {}), v.get("ideal", {})
+        check(b.get("policy") == best["policy"] and b.get("mean_jct_h") == best["mean_jct_h"]
+              and b.get("p99_jct_h") == best["p99_jct_h"], f"{n}: best_slurm {b} vs {best['policy']}")
+        check(i.get("mean_jct_h") == pols["ideal"]["mean_jct_h"], f"{n}: ideal {i}")
+        gap = best["mean_jct_h"] - pols["ideal"]["mean_jct_h"]
+        for who in ("engine", "suite"):
+            g = v.get("gap_closed", {}).get(who, "missing")
+            if gap > 0.005 * best["mean_jct_h"]:
+                want = (best["mean_jct_h"] - pols[who]["mean_jct_h"]) / gap
+                check(isinstance(g, float) and abs(g - want) < 1e-9, f"{n}: gap_closed.{who} {g} vs {want}")
+            else:
+                check(g is None, f"{n}: gap_closed.{who} {g} with no gap")
+    check(all(k in s for k in ("best_slurm", "ideal", "gap_closed")), f"{n}: headline limits")
     # The scenario's own figures are its headline variant's: contention on, the assumed share.
     head = [v for v in s["variants"] if v["contention"] and v["elastic_share"] == s["elastic_share"]]
     check(len(head) == 1 and head[0]["policies"] == s["policies"], f"{n}: headline figures")
@@ -59,6 +81,22 @@ for n in ("philly-gpus", "philly-whole-nodes", "pollux"):
     change = pol["suite"]["mean_jct_h"] / pol["tree-bestfit"]["mean_jct_h"] - 1
     check(abs(t["mean_jct_change"] - change) < 1e-9, f"{n}: target change {t['mean_jct_change']} vs {change}")
     check(t["mean_met"] == (change <= -0.25), f"{n}: mean_met {t['mean_met']} at {change}")
+
+# The placement targets: each entry judged by its own figures.
+kinds = set()
+for t in d["placement_targets"]:
+    kinds.add(t["target"])
+    if t["target"] == "engine_parity":
+        want = t["mean_jct_change"] <= 0.005 and t["p99_jct_change"] <= 0.005
+    elif t["target"] == "gap_closed":
+        want = None if t["gap_closed"] is None else t["gap_closed"] >= 0.5
+    else:
+        want = t["mean_jct_change"] <= t["bound"]
+    check(want is None or t["met"] == want, f"placement target {t}")
+check({"engine_parity", "gap_closed", "engine_below_slurm", "suite_below_slurm"} <= kinds,
+      f"placement target kinds {sorted(kinds)}")
+check(any(t["scenario"] == "nvl72-rails" and t["target"] == "engine_below_slurm"
+          for t in d["placement_targets"]), "no nvl72-rails target")
 
 wr = d["failures"]["win_rate"]
 for policy in ("engine", "engine-learned"):
@@ -83,7 +121,7 @@ check(len(judged) >= 2 and all(
           for j in judged),
       f"learned model judged: {judged}")
 
-for heading in ("## The targets", "## 6. Failures as they happen", "## Where the suite wins, ties and loses"):
+for heading in ("## The targets", "## The limits of placement", "## 6. Failures as they happen", "## Where the suite wins, ties and loses"):
     check(heading in page, f"page lacks '{heading}'")
 
 if errors:
