@@ -124,6 +124,9 @@ class Run {
     void give(int h, GpuMask gpus);
     void set_up(int h, bool up);
     void refresh_failures(double t);
+    // The multi-GPU sizes at the head of the queue, for the engine to keep room for
+    // (ClusterState::wanted), as the select plugin sees them in its job tests.
+    void refresh_wanted(double t);
     bool eligible(int j, double t) const;
 
     // scheduler.cpp

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <bit>
 #include <chrono>
+#include <map>
 #include <tuple>
 
 #include "run_state.hpp"
@@ -18,6 +19,23 @@ namespace {
 constexpr double kResolution = 60;
 
 }  // namespace
+
+void Run::refresh_wanted(double t) {
+    // As many as a main scheduling pass looks at (default_queue_depth).
+    constexpr int kDepth = 100;
+    std::map<int, double> sizes;
+    int seen = 0;
+    for (const auto &[prio, j] : pending_) {
+        if (++seen > kDepth)
+            break;
+        if (eligible(j, t) && jobs_[j].gpus > 1)
+            sizes[jobs_[j].gpus] += 1;
+    }
+    state_.wanted.clear();
+    for (const auto &[gpus, n] : sizes)
+        state_.wanted.push_back({gpus, n});
+    view_.wanted = state_.wanted;
+}
 
 bool Run::fits_now(const Shape &s) const {
     if (s.per_host == 0)
@@ -64,6 +82,7 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
 void Run::main_schedule(double t) {
     changed_ = false;
     refresh_failures(t);
+    refresh_wanted(t);
     // Priority order; a requeued job whose begin time has not come is not a candidate
     // (it does not hold the others back, as in Slurm).
     std::vector<int> order;
@@ -114,6 +133,7 @@ void Run::backfill(double t) {
         return;
     ++result_.backfill_passes;
     refresh_failures(t);
+    refresh_wanted(t);
     releases_.clear();
     for (int j : running_) {
         const Placement &p = js_[j].placement;

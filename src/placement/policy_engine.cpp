@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <map>
 #include <unordered_set>
 
 #include "policies.hpp"
@@ -14,9 +15,47 @@ using Clock = std::chrono::steady_clock;
 struct Scored {
     Placement p;
     double objective = 0;
+    double destroyed = 0;  // placeable capacity for the waiting sizes it takes away
 };
 
 }  // namespace
+
+double destroyed_capacity(const ClusterState &state, const Placement &p) {
+    if (state.wanted.empty())
+        return 0;
+    const ClusterGraph &g = *state.graph;
+    // GPUs of placeable capacity lost for the waiting sizes that fit in a group of `capacity`
+    // GPUs with `free` free, when the placement takes `taken` of them.
+    auto lost = [&](int free, int taken, int capacity) {
+        double c = 0;
+        for (const auto &w : state.wanted)
+            if (w.gpus > 0 && w.gpus <= capacity)
+                c += w.weight * w.gpus * (free / w.gpus - (free - taken) / w.gpus);
+        return c;
+    };
+    // A job runs whole on one host, else in one NVLink domain, else under one leaf: the
+    // hosts of the domain or leaf of each host taken, with what the placement takes there.
+    std::map<const std::vector<int> *, int> taken_in;
+    double cost = 0;
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        const int h = p.hosts[i], taken = static_cast<int>(p.gpus[i].size());
+        cost += lost(state.free_gpu_count(h), taken, static_cast<int>(g.node(h).gpus.size()));
+        const int d = g.nvlink_domain(h), leaf = g.host_leaf(h);
+        if (d >= 0)
+            taken_in[&g.domain_hosts(d)] += taken;
+        else if (leaf >= 0)
+            taken_in[&g.hosts_at_leaf(leaf)] += taken;
+    }
+    for (const auto &[members, taken] : taken_in) {
+        int free = 0, capacity = 0;
+        for (int h : *members) {
+            capacity += static_cast<int>(g.node(h).gpus.size());
+            free += state.usable[h] ? state.free_gpu_count(h) : 0;
+        }
+        cost += lost(free, std::min(taken, free), capacity);
+    }
+    return cost;
+}
 
 double failure_evidence(const ClusterState &state, double host_per_day) {
     if (state.learned)
@@ -48,6 +87,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         e.score(c.demand, &c.state, s.p);
         s.objective =
             (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) + risk_weight * s.p.risk / host_rate;
+        s.destroyed = destroyed_capacity(c.state, s.p);
         return s;
     };
 
@@ -71,7 +111,10 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
             return admissible(a);
-        return a.objective < b.objective - 1e-12;
+        // Equal objectives: the one that leaves more room for the sizes waiting.
+        if (std::abs(a.objective - b.objective) <= 1e-9)
+            return a.destroyed < b.destroyed - 1e-9;
+        return a.objective < b.objective;
     };
     Scored best = candidates.front();
     for (auto &s : candidates)

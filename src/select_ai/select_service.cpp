@@ -22,6 +22,10 @@ namespace {
 
 using nlohmann::json;
 
+// How long a multi-GPU job tested and not started counts as waiting (a few of Slurm's
+// scheduling passes: backfill tests every pending job each bf_interval, 30 s by default).
+constexpr double kStillWaiting_s = 300;
+
 double now_s() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
         .count();
@@ -139,6 +143,11 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (!demand)
         return fallback(why, true);
 
+    // Jobs not tested for a while (cancelled, held, moved) drop out; this one is in.
+    const double now = now_s();
+    std::erase_if(waiting_, [&](const auto &w) { return now - w.second.second > kStillWaiting_s; });
+    if (job.total_gpus > 1)
+        waiting_[job.job_id] = {job.total_gpus, now};
     int candidates = 0;
     ClusterState state = free_view(nodes, &candidates);
     if (candidates == 0)
@@ -172,6 +181,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     }
     if (!decision.placement)
         return fallback("engine: " + decision.reason, false);
+    waiting_.erase(job.job_id);
     out = placed(job, *demand, *decision.placement, state);
     if (elastic) {
         out.min_nodes = elastic->min_nodes;
@@ -247,6 +257,13 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
         }
     state.learned = std::move(learned);
     add_uplink_load(state);
+    // The waiting sizes: jobs tested within the last few scheduling passes.
+    std::map<std::uint32_t, double> sizes;
+    for (const auto &[id, seen] : waiting_)
+        if (t - seen.second <= kStillWaiting_s)
+            sizes[seen.first] += 1;
+    for (const auto &[gpus, n] : sizes)
+        state.wanted.push_back({static_cast<int>(gpus), n});
     return state;
 }
 
@@ -427,6 +444,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
 
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
+    waiting_.erase(job_id);
     uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);
     options_.forget(job_id);

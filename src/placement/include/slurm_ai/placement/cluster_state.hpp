@@ -28,6 +28,14 @@ struct ClusterState {
     std::vector<double> uplink_load;   // per Fabric node (switches): share of uplink
                                        // capacity other jobs use, in [0, 1)
     std::vector<std::uint8_t> down;    // per host: down, drained or failing in Slurm
+    // Sizes (GPUs) of the multi-GPU jobs waiting for room, with a weight each (how many):
+    // the engine keeps room for them when placements are otherwise equal (the pending
+    // queue as the caller sees it; empty: no such preference).
+    struct WantedSize {
+        int gpus = 0;
+        double weight = 1;
+    };
+    std::vector<WantedSize> wanted;
     // The learned risk model and the failure history it reads (learned_risk.hpp); null:
     // the risk model's hand-written rates from `failures`.
     std::shared_ptr<const LearnedRiskView> learned;

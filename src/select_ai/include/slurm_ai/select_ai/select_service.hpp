@@ -140,6 +140,10 @@ class SelectService {
     std::string load_note_;
     std::map<std::string, HostFailures> failures_;
     std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
+    // Multi-GPU jobs tested and not started: job id -> (GPUs, when last tested). Slurm
+    // tests every pending job each scheduling pass, so these are the queue's sizes the
+    // engine keeps room for (ClusterState::wanted).
+    std::map<std::uint32_t, std::pair<std::uint32_t, double>> waiting_;
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::string> fallbacks_;
     JobOptionsCache options_;
