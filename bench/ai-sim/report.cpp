@@ -27,6 +27,7 @@
 #include <iostream>
 #include <map>
 #include <memory>
+#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -809,7 +810,11 @@ int write_report(const ReportOptions &o) {
     line("baseline: `block-bestfit` places on the fabric's blocks (here the NVLink domains, else");
     line("the leaves) as topology/block does, `block-segment` as with `--segment`. Jobs here");
     line("carry no tensor-parallel groups (Philly has no model), so `block-segment` takes each");
-    line("job's share of a block as its segment.");
+    line("job's share of a block as its segment. `nvl72-rails` is the same racks as sites build");
+    line("them after NVIDIA's GB200 NVL72 reference architectures: each tray's 4 GPUs with a");
+    line("400 Gb/s NIC each on a rail-optimized, non-blocking fabric between the racks");
+    line("(tests/inputs/gb200-nvl72-rails.conf: 8 racks, 4 rails of one leaf per rack, 18");
+    line("spines), repeated to the size given.");
     line();
     for (std::size_t i : {2, 3, 5}) {
         const CaseResult &c = *cases[i];
@@ -820,6 +825,18 @@ int write_report(const ReportOptions &o) {
         behaviour_line(page, c);
         matrix_tables(page, c);
         add_verdicts(verdicts, c.spec.name, c.at(kHeadline), fabric_others);
+    }
+    {
+        // The analysis of the engine's loss on NVL72 (prose kept beside the code, the
+        // figures of this run after it).
+        std::ifstream text(std::string(SLURM_AI_SOURCE_DIR) + "/bench/ai-sim/nvl72_analysis.md");
+        std::stringstream prose;
+        prose << text.rdbuf();
+        page.raw(prose.str());
+        line();
+        for (const auto &l : job_by_job_section(*cases[3], {true, 0.0}, "block-bestfit", "engine"))
+            line(l);
+        line();
     }
     if (!big.empty()) {
         line("### The same fabrics, larger (headline variant, then the engine alone)");

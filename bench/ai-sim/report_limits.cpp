@@ -196,6 +196,69 @@ std::vector<PlacementTarget> placement_targets(const std::vector<const CaseResul
     return out;
 }
 
+std::vector<std::string> job_by_job_section(const CaseResult &c, const Variant &v,
+                                            const std::string &a, const std::string &b) {
+    const std::size_t vi = c.variant(v);
+    const auto &pol = c.spec.policies;
+    const auto ia = std::find(pol.begin(), pol.end(), a) - pol.begin();
+    const auto ib = std::find(pol.begin(), pol.end(), b) - pol.begin();
+    if (ia == std::ssize(pol) || ib == std::ssize(pol))
+        return {};
+    const RunResult &ra = c.runs[vi][static_cast<std::size_t>(ia)];
+    const RunResult &rb = c.runs[vi][static_cast<std::size_t>(ib)];
+    const int bounds[] = {1, 2, 4, 8, 16, 1 << 30};
+    const char *names[] = {"1", "2", "3-4", "5-8", "9-16", "17+"};
+    struct Sums {
+        int jobs = 0;
+        double wait = 0, run = 0, slow = 0, jct = 0;
+    };
+    std::vector<std::pair<Sums, Sums>> by(std::size(bounds));
+    int waited_longer = 0, ran_longer = 0, multi = 0;
+    auto add = [](Sums &s, const JobResult &j) {
+        ++s.jobs;
+        s.wait += (j.start_s - j.submit_s) / 3600;
+        s.run += (j.end_s - j.start_s) / 3600;
+        s.slow += j.step.slowdown() * j.contention;
+        s.jct += (j.end_s - j.submit_s) / 3600;
+    };
+    for (std::size_t j = 0; j < ra.jobs.size() && j < rb.jobs.size(); ++j) {
+        const JobResult &x = ra.jobs[j], &y = rb.jobs[j];
+        if (x.end_s < 0 || y.end_s < 0)
+            continue;
+        std::size_t k = 0;
+        while (x.gpus > bounds[k])
+            ++k;
+        add(by[k].first, x);
+        add(by[k].second, y);
+        if (x.gpus > 1) {
+            ++multi;
+            waited_longer += y.start_s - y.submit_s > x.start_s - x.submit_s + 60;
+            ran_longer += (y.end_s - y.start_s) > 1.005 * (x.end_s - x.start_s);
+        }
+    }
+    std::vector<std::string> lines{
+        fmt::format("| GPUs | jobs | mean wait h, {a} | {b} | mean run h, {a} | {b} | mean "
+                    "slowdown, {a} | {b} | mean JCT h, {a} | {b} |",
+                    fmt::arg("a", a), fmt::arg("b", b)),
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"};
+    for (std::size_t k = 0; k < by.size(); ++k) {
+        const auto &[x, y] = by[k];
+        if (x.jobs == 0)
+            continue;
+        const double n = x.jobs;
+        lines.push_back(fmt::format("| {} | {} | {:.2f} | {:.2f} | {:.1f} | {:.1f} | {:.2f} | "
+                                    "{:.2f} | {:.1f} | {:.1f} |",
+                                    names[k], x.jobs, x.wait / n, y.wait / n, x.run / n, y.run / n,
+                                    x.slow / n, y.slow / n, x.jct / n, y.jct / n));
+    }
+    lines.push_back("");
+    lines.push_back(fmt::format("Of the {} multi-GPU jobs, {} waited longer (by more than a "
+                                "minute) under {} than under {}, and {} ran longer (by more than "
+                                "0.5%).",
+                                multi, waited_longer, b, a, ran_longer));
+    return lines;
+}
+
 std::vector<std::string> limits_section(const std::vector<const CaseResult *> &cases) {
     std::vector<std::string> lines{
         "| scenario | variant | best Slurm policy | its mean JCT h | engine | suite | ideal | "

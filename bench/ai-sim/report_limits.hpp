@@ -52,4 +52,11 @@ std::vector<PlacementTarget> placement_targets(const std::vector<const CaseResul
 // ideal and the gaps closed.
 std::vector<std::string> limits_section(const std::vector<const CaseResult *> &cases);
 
+// Job by job, two policies on the same jobs of one variant: per size class (GPUs), the
+// jobs, mean queueing delay, run time and slowdown (step over ideal step, with the
+// contention met), and mean JCT under each; then how many multi-GPU jobs waited longer
+// and ran longer under `b`.
+std::vector<std::string> job_by_job_section(const CaseResult &c, const Variant &v,
+                                            const std::string &a, const std::string &b);
+
 }  // namespace slurm_ai::sim
