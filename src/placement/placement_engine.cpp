@@ -6,6 +6,7 @@
 #include <set>
 
 #include "policies.hpp"
+#include "slurm_ai/placement/placement_terms.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -205,8 +206,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
         // Waiting costs the job at most what it has waited; this placement costs it
         // about its run time x comm share x (1/efficiency - 1): wait while that is more
         // (the break-even rule: never worse than twice the better of the two).
-        const double extra = static_cast<double>(d.time_limit_s) * options_.hold_comm_share *
-                             (1 / std::max(p->efficiency, 1e-3) - 1);
+        const double extra = hold_for_s(d, p->efficiency, options_.hold_comm_share);
         if (static_cast<double>(d.pending_s) < extra) {
             out.wait = true;
             out.reason = "held for placement: best placement now is " +

@@ -77,18 +77,6 @@ std::optional<Placement> place_tree_bestfit(const SearchContext &c);
 // TP/EP group in hosts, else as much of a base block as the job needs.
 std::optional<Placement> place_block(const SearchContext &c, bool segment);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
-// The placeable capacity a placement takes away from the sizes waiting (ClusterState::
-// wanted), in GPUs: for each host, NVLink domain (else leaf) it takes GPUs from and each
-// waiting size of w GPUs that fits there, w x (the jobs of w GPUs the free GPUs there
-// hold whole before - after), weighted. The engine prefers the smaller among placements
-// its objective rates equal (FGD's idea, "Beware of Fragmentation", ATC'23, on the units a
-// job wants whole). 0 with nothing waiting.
-double destroyed_capacity(const ClusterState &state, const Placement &p);
-// How much of the risk term's weight the failure history has earned: the hosts' decayed
-// failure counts (a host down or drained now counting one) over what the model's base
-// host rate would leave, at most 1; 0 when nothing has failed (the term then costs
-// placements nothing it could pay back).
-double failure_evidence(const ClusterState &state, double host_per_day);
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
 
 }  // namespace slurm_ai::detail

@@ -2,10 +2,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
-#include <map>
 #include <unordered_set>
 
 #include "policies.hpp"
+#include "slurm_ai/placement/placement_terms.hpp"
 
 namespace slurm_ai::detail {
 namespace {
@@ -19,59 +19,6 @@ struct Scored {
 };
 
 }  // namespace
-
-double destroyed_capacity(const ClusterState &state, const Placement &p) {
-    if (state.wanted.empty())
-        return 0;
-    const ClusterGraph &g = *state.graph;
-    // GPUs of placeable capacity lost for the waiting sizes that fit in a group of `capacity`
-    // GPUs with `free` free, when the placement takes `taken` of them.
-    auto lost = [&](int free, int taken, int capacity) {
-        double c = 0;
-        for (const auto &w : state.wanted)
-            if (w.gpus > 0 && w.gpus <= capacity)
-                c += w.weight * w.gpus * (free / w.gpus - (free - taken) / w.gpus);
-        return c;
-    };
-    // A job runs whole on one host, else in one NVLink domain, else under one leaf: the
-    // hosts of the domain or leaf of each host taken, with what the placement takes there.
-    std::map<const std::vector<int> *, int> taken_in;
-    double cost = 0;
-    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
-        const int h = p.hosts[i], taken = static_cast<int>(p.gpus[i].size());
-        cost += lost(state.free_gpu_count(h), taken, static_cast<int>(g.node(h).gpus.size()));
-        const int d = g.nvlink_domain(h), leaf = g.host_leaf(h);
-        if (d >= 0)
-            taken_in[&g.domain_hosts(d)] += taken;
-        else if (leaf >= 0)
-            taken_in[&g.hosts_at_leaf(leaf)] += taken;
-    }
-    for (const auto &[members, taken] : taken_in) {
-        int free = 0, capacity = 0;
-        for (int h : *members) {
-            capacity += static_cast<int>(g.node(h).gpus.size());
-            free += state.usable[h] ? state.free_gpu_count(h) : 0;
-        }
-        cost += lost(free, std::min(taken, free), capacity);
-    }
-    return cost;
-}
-
-double failure_evidence(const ClusterState &state, double host_per_day) {
-    if (state.learned)
-        return 1;  // the learned model weighs the history itself
-    // A host down, drained or failing in Slurm now counts as one failure.
-    double seen = 0;
-    for (double f : state.failures)
-        seen += f;
-    for (auto d : state.down)
-        seen += d ? 1 : 0;
-    // A host failing at the model's base rate carries a weekly decayed count of
-    // rate x 7 / ln 2 in steady state.
-    const double expected =
-        host_per_day * 7 / std::log(2.0) * static_cast<double>(state.failures.size());
-    return expected > 0 ? std::min(1.0, seen / expected) : 0;
-}
 
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
                                       double budget_ms) {

@@ -1,0 +1,70 @@
+// The engine's terms beside the cost and risk models (placement_terms.hpp).
+#include "slurm_ai/placement/placement_terms.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+namespace slurm_ai {
+
+double destroyed_capacity(const ClusterState &state, const Placement &p) {
+    if (state.wanted.empty())
+        return 0;
+    const ClusterGraph &g = *state.graph;
+    // GPUs of placeable capacity lost for the waiting sizes that fit in a group of `capacity`
+    // GPUs with `free` free, when the placement takes `taken` of them.
+    auto lost = [&](int free, int taken, int capacity) {
+        double c = 0;
+        for (const auto &w : state.wanted)
+            if (w.gpus > 0 && w.gpus <= capacity)
+                c += w.weight * w.gpus * (free / w.gpus - (free - taken) / w.gpus);
+        return c;
+    };
+    // A job runs whole on one host, else in one NVLink domain, else under one leaf: the
+    // hosts of the domain or leaf of each host taken, with what the placement takes there.
+    std::map<const std::vector<int> *, int> taken_in;
+    double cost = 0;
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        const int h = p.hosts[i], taken = static_cast<int>(p.gpus[i].size());
+        cost += lost(state.free_gpu_count(h), taken, static_cast<int>(g.node(h).gpus.size()));
+        const int d = g.nvlink_domain(h), leaf = g.host_leaf(h);
+        if (d >= 0)
+            taken_in[&g.domain_hosts(d)] += taken;
+        else if (leaf >= 0)
+            taken_in[&g.hosts_at_leaf(leaf)] += taken;
+    }
+    for (const auto &[members, taken] : taken_in) {
+        int free = 0, capacity = 0;
+        for (int h : *members) {
+            capacity += static_cast<int>(g.node(h).gpus.size());
+            free += state.usable[h] ? state.free_gpu_count(h) : 0;
+        }
+        cost += lost(free, std::min(taken, free), capacity);
+    }
+    return cost;
+}
+
+double failure_evidence(const ClusterState &state, double host_per_day) {
+    if (state.learned)
+        return 1;  // the learned model weighs the history itself
+    // A host down, drained or failing in Slurm now counts as one failure.
+    double seen = 0;
+    for (double f : state.failures)
+        seen += f;
+    for (auto d : state.down)
+        seen += d ? 1 : 0;
+    // A host failing at the model's base rate carries a weekly decayed count of
+    // rate x 7 / ln 2 in steady state.
+    const double expected =
+        host_per_day * 7 / std::log(2.0) * static_cast<double>(state.failures.size());
+    return expected > 0 ? std::min(1.0, seen / expected) : 0;
+}
+
+double hold_for_s(const JobDemand &d, double efficiency, double comm_share) {
+    if (d.time_limit_s == 0 || comm_share <= 0)
+        return 0;
+    return static_cast<double>(d.time_limit_s) * comm_share *
+           (1 / std::max(efficiency, 1e-3) - 1);
+}
+
+}  // namespace slurm_ai
