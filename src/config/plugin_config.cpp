@@ -177,6 +177,8 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             err = parse_number(l, 0, 1, c.elastic.min_gain);
         } else if (key == "commshare") {
             err = parse_number(l, 0.01, 0.99, c.comm_share);
+        } else if (key == "placementhold") {
+            err = parse_bool(l, c.placement_hold);
         } else {
             return l.error(
                 "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
@@ -184,11 +186,14 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                 "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
                 "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, RiskModel, Debug, "
                 "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
-                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare");
+                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare, PlacementHold");
         }
         if (err)
             return *err;
     }
+    // The engine holds a job for as long as its placement would cost it, with the step's
+    // communication share the plugin assumes for jobs that do not say.
+    c.engine.hold_comm_share = c.placement_hold ? c.comm_share : 0;
     return c;
 }
 

@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "placement_fixtures.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
 #include "slurm_ai/topology/fabric.hpp"
@@ -173,4 +174,28 @@ TEST_CASE("the engine holds a job while waiting costs less than its placement no
     never.hold_comm_share = 0;
     PlacementEngine patient(g, {}, {}, never);
     CHECK(patient.place(d, s).placement);
+}
+
+TEST_CASE("ai_select.conf: PlacementHold and CommShare set how long the engine holds a job",
+          "[placement][terms][config]") {
+    auto def = parse_plugin_config("", "/etc/slurm/ai_select.conf", "/etc/slurm/topology.conf");
+    REQUIRE(def.ok());
+    CHECK(def->placement_hold);
+    CHECK(def->engine.hold_comm_share == 0.5);
+    auto share = parse_plugin_config("CommShare=0.3\n", "a.conf", "t.conf");
+    REQUIRE(share.ok());
+    CHECK(share->engine.hold_comm_share == 0.3);
+    auto off = parse_plugin_config("placementhold=No\nCommShare=0.3\n", "a.conf", "t.conf");
+    REQUIRE(off.ok());
+    CHECK_FALSE(off->placement_hold);
+    CHECK(off->engine.hold_comm_share == 0);
+    auto bad = parse_plugin_config("\nPlacementHold=sometimes\n", "a.conf", "t.conf");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().line == 2);
+    CHECK(bad.error().field == "PlacementHold");
+    CHECK_THAT(bad.error().message(), Catch::Contains("sometimes"));
+    auto contrib = load_plugin_config(
+        std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf", "/etc/slurm/topology.conf");
+    REQUIRE(contrib.ok());
+    CHECK(contrib->placement_hold);
 }

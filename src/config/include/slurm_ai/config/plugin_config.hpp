@@ -31,7 +31,10 @@
 //   CommShare=X               for a job without --ai-comm compute=: the share of its step
 //                             that is communication on its nodes (default 0.5); the plugin
 //                             weighs running jobs' uplink load by it, ai-elasticd their
-//                             goodput
+//                             goodput, and the engine how long it holds a job
+//   PlacementHold=yes|no      hold a job whose best placement now would cost it more run
+//                             time than it has waited (time limit x CommShare x
+//                             (1/efficiency - 1)); default yes (placement_terms.hpp)
 //   Debug=yes|no              log what plain cons_tres would have chosen (default no)
 //   ElasticViewDir=PATH       where resized jobs find their node list, host file and
 //                             world size (default <StateSaveLocation>/ai_elastic/views)
@@ -78,6 +81,7 @@ struct PluginConfig {
     RiskConstants risk;
     std::optional<CommSpec> default_comm;
     double comm_share = 0.5;  // CommShare
+    bool placement_hold = true;  // PlacementHold
     std::string risk_model;   // RiskModel: a file, or empty
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
