@@ -131,8 +131,10 @@ class Run {
 
     // scheduler.cpp
     bool fits_now(const Shape &s) const;
+    // held: set when the policy could place the job but holds it (locality, PlacementHold).
     std::optional<Placement> place(int j, double t, const JobDemand &demand,
-                                   const ClusterState &view, const PlacementPolicy &policy);
+                                   const ClusterState &view, const PlacementPolicy &policy,
+                                   bool *held = nullptr);
     // The size an elastic job starts with now (as many nodes as fit, from the --nodes it
     // asks down to MIN) and its placement; a rigid job's own. Nothing when it does not fit.
     std::optional<std::pair<Placement, JobDemand>> place_now(int j, double t,

@@ -47,7 +47,8 @@ bool Run::fits_now(const Shape &s) const {
 }
 
 std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
-                                    const ClusterState &view, const PlacementPolicy &policy) {
+                                    const ClusterState &view, const PlacementPolicy &policy,
+                                    bool *held) {
     JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
     d.time_limit_s = static_cast<std::uint32_t>(jobs_[j].limit_s);
@@ -56,6 +57,8 @@ std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
     result_.placement_ms +=
         std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
     ++result_.placements_tried;
+    if (held)
+        *held = decision.wait;
     return std::move(decision.placement);
 }
 
@@ -201,8 +204,14 @@ std::optional<std::pair<double, Placement>> Run::earliest(int j, double t) {
         if (have >= need) {
             for (int h = 0; h < hosts; ++h)
                 view_.usable[h] = state_.usable[h] && !blocked_[h] ? 1 : 0;
-            if (auto p = place(j, t, jobs_[j].demand, view_, when > t ? plan_policy_ : policy_))
+            bool held = false;
+            if (auto p = place(j, t, jobs_[j].demand, view_, when > t ? plan_policy_ : policy_,
+                               &held))
                 return std::make_pair(when, std::move(*p));
+            // As in Slurm: the plugin leaves will-run tests to cons_tres, which says the
+            // job can start now; the run-now test holds it, so it gets no reservation.
+            if (held && when <= t)
+                return std::nullopt;
         }
         // The next time something comes free: a release, or the end of a reservation.
         double next = -1;
