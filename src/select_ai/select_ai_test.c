@@ -8,11 +8,13 @@
 static void _outcome_init(ai_outcome_t *out) {
     memset(out, 0, sizeof(*out));
     out->nodes = xcalloc(node_record_count + 1, sizeof(int));
+    out->gpus = xcalloc(node_record_count + 1, sizeof(uint64_t));
     out->widen = xcalloc(node_record_count + 1, sizeof(int));
 }
 
 static void _outcome_free(ai_outcome_t *out) {
     xfree(out->nodes);
+    xfree(out->gpus);
     xfree(out->widen);
 }
 
@@ -69,6 +71,52 @@ static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
 }
 
 /*
+ * The engine's GPUs instead of those cons_tres selected, node by node, where the counts
+ * agree and the engine's are free: cons_tres's run-now test leaves its choice in the job's
+ * gres_bit_select, which job_begin turns into the allocation. Left alone with
+ * --gres-flags=enforce-binding (cons_tres chose the cores for its own GPUs) and on any
+ * node where the two disagree on the count.
+ */
+static void _choose_gpus(job_record_t *job_ptr, const ai_outcome_t *out) {
+    list_itr_t *it;
+    gres_state_t *gs;
+    int changed = 0;
+
+    if (!job_ptr->gres_list_req || !out->gpus || (job_ptr->bit_flags & GRES_ENFORCE_BIND))
+        return;
+    it = list_iterator_create(job_ptr->gres_list_req);
+    while ((gs = list_next(it))) {
+        gres_job_state_t *js = gs->gres_data;
+        if (xstrcmp(gs->gres_name, "gpu") || !js || !js->gres_bit_select)
+            continue;
+        for (uint32_t i = 0; i < out->nodes_len; i++) {
+            int n = out->nodes[i];
+            uint64_t want = out->gpus[i];
+            bitstr_t *sel;
+            if (!want || n < 0 || n >= (int)js->total_node_cnt || !(sel = js->gres_bit_select[n]))
+                continue;
+            if (bit_set_count(sel) != __builtin_popcountll(want) ||
+                (ai_free_gpus(node_record_table_ptr[n]) & want) != want ||
+                63 - __builtin_clzll(want) >= bit_size(sel))
+                continue;
+            for (int g = 0; g < bit_size(sel); g++)
+                if ((g < 64 && (want & ((uint64_t)1 << g))) != (bit_test(sel, g) != 0)) {
+                    changed++;
+                    break;
+                }
+            bit_clear_all(sel);
+            for (int g = 0; g < 64; g++)
+                if (want & ((uint64_t)1 << g))
+                    bit_set(sel, g);
+        }
+    }
+    list_iterator_destroy(it);
+    if (changed)
+        log_flag(SELECT_TYPE, "%s: %pJ: the engine's GPUs on %d node(s), not cons_tres's",
+                 AI_LOG, job_ptr, changed);
+}
+
+/*
  * A placed job: cons_tres allocates on exactly the engine's nodes; if it refuses them,
  * it gets the engine's whole subtree, and then (full_fallback) the full candidate bitmap.
  */
@@ -106,6 +154,8 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
             preemptee_candidates, preemptee_job_list, extra);
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
+            if (step == 0 && mode == SELECT_MODE_RUN_NOW)
+                _choose_gpus(job_ptr, out);
             if (step > 0)
                 info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", AI_LOG,
                      job_ptr, step == 1 ? "engine's subtree" : "full candidate set");

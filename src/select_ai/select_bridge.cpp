@@ -45,9 +45,12 @@ void fill_outcome(const slurm_ai::SelectOutcome &o, uint32_t node_count, ai_outc
                 : o.kind == slurm_ai::SelectOutcome::Kind::kWait ? AI_WAIT
                                                                  : AI_PASSTHROUGH;
     out->nodes_len = out->widen_len = 0;
-    for (int n : o.nodes)
-        if (n >= 0 && out->nodes_len < node_count)
-            out->nodes[out->nodes_len++] = n;
+    for (std::size_t i = 0; i < o.nodes.size(); ++i)
+        if (o.nodes[i] >= 0 && out->nodes_len < node_count) {
+            if (out->gpus)
+                out->gpus[out->nodes_len] = i < o.gpus.size() ? o.gpus[i] : 0;
+            out->nodes[out->nodes_len++] = o.nodes[i];
+        }
     for (int n : o.widen)
         if (n >= 0 && out->widen_len < node_count)
             out->widen[out->widen_len++] = n;

@@ -37,6 +37,8 @@ enum { AI_PASSTHROUGH = 0, AI_PLACED = 1, AI_WAIT = 2 };
 typedef struct {
     int kind;
     int *nodes; /* caller's buffer of node_count entries: chosen Slurm node indexes */
+    uint64_t *gpus; /* caller's buffer of node_count entries: the engine's GPUs on each of
+                       nodes[] (bit i: GPU i, the node's gres bit i); 0: none chosen */
     uint32_t nodes_len;
     int *widen; /* caller's buffer of node_count entries: the subtree around them */
     uint32_t widen_len;

@@ -272,8 +272,14 @@ SelectOutcome SelectService::placed(const SelectJob &job, const JobDemand &deman
     const Loaded &l = *loaded_;
     SelectOutcome out;
     out.kind = SelectOutcome::Kind::kPlaced;
-    for (int h : p.hosts)
-        out.nodes.push_back(l.node_of_host[h]);
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        out.nodes.push_back(l.node_of_host[p.hosts[i]]);
+        std::uint64_t mask = 0;
+        for (int g : p.gpus[i])
+            if (g >= 0 && g < 64)
+                mask |= std::uint64_t{1} << g;
+        out.gpus.push_back(mask);
+    }
     // The widening step: every candidate under the lowest switch spanning the choice.
     std::set<int> leaves;
     for (int h : p.hosts)

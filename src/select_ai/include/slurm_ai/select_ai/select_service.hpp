@@ -42,6 +42,7 @@ using SelectNode = ai_node_t;
 struct SelectOutcome {
     enum class Kind { kPlaced, kWait, kPassthrough } kind = Kind::kPassthrough;
     std::vector<int> nodes;   // Slurm node indexes, in rank order (kPlaced)
+    std::vector<std::uint64_t> gpus;  // the engine's GPUs on each of them (bit i: GPU i)
     std::vector<int> widen;   // the subtree around them, for a second try
     std::string reason;       // kWait/kPassthrough: why; kPlaced: a summary
     bool log_reason = false;  // true the first time this job falls back
