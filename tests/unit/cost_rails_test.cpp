@@ -41,12 +41,7 @@ JobDemand hierarchical_allreduce(std::uint32_t nodes, std::uint32_t gpus) {
 
 // topograph's four NVL72 racks, every host a GB200 tray.
 ClusterGraph nvl72() {
-    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
-    REQUIRE(fabric.ok());
-    REQUIRE(fabric->nvlink_domains.size() == 4);
-    auto g = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
-    REQUIRE(g.ok());
-    return std::move(g).value();
+    return nvl72_racks();
 }
 
 Placement gpus_on(const ClusterGraph &g,

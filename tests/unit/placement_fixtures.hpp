@@ -87,6 +87,17 @@ inline JobDemand pattern_demand(CommPattern pattern, std::uint32_t nodes, std::u
     return make_demand(JobRequest{nodes, nodes, gpus / nodes, gpus, 1}, hints);
 }
 
+// The GB200 NVL72 racks of topograph's nvl72.yaml (4 racks of 18 trays, each a leaf and
+// an NVLink domain) with the hand-written GB200 tray (4 GPUs, 4 NICs).
+inline ClusterGraph nvl72_racks() {
+    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
+    REQUIRE(fabric.ok());
+    REQUIRE(fabric->nvlink_domains.size() == 4);
+    auto g = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
+    REQUIRE(g.ok());
+    return std::move(g).value();
+}
+
 // The leaf switches a placement's hosts hang from.
 inline std::set<int> leaves_of(const ClusterGraph &g, const Placement &p) {
     std::set<int> out;

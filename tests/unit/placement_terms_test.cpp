@@ -9,20 +9,11 @@
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
-#include "slurm_ai/topology/fabric.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
 
 namespace {
-
-ClusterGraph racks() {
-    auto fabric = load_topograph_model(kData + "/fabric/topograph/nvl72.yaml");
-    REQUIRE(fabric.ok());
-    auto g = ClusterGraph::build(std::move(fabric).value(), {}, input_node("gb200-tray-topo.xml"));
-    REQUIRE(g.ok());
-    return std::move(g).value();
-}
 
 // Only the named trays are usable, with the GPUs given free (mask), the rest taken.
 ClusterState only(const ClusterGraph &g, std::initializer_list<std::pair<const char *, GpuMask>> free) {
@@ -49,7 +40,7 @@ Placement tray(const ClusterGraph &g, const char *name, std::vector<int> gpus) {
 
 TEST_CASE("destroyed capacity: splitting a rack the queue wants whole costs its size",
           "[placement][terms]") {
-    const ClusterGraph g = racks();
+    const ClusterGraph g = nvl72_racks();
     // Rack 1101-1118 has two whole trays free (8 GPUs), rack 1201-1218 three (12 GPUs).
     ClusterState s = only(g, {{"node1101", 0xf}, {"node1102", 0xf}, {"node1201", 0xf},
                               {"node1202", 0xf}, {"node1203", 0xf}});
@@ -79,7 +70,7 @@ TEST_CASE("destroyed capacity: splitting a rack the queue wants whole costs its 
 
 TEST_CASE("the engine keeps a rack whole for the size that waits, best fit otherwise",
           "[placement][terms][engine]") {
-    const ClusterGraph g = racks();
+    const ClusterGraph g = nvl72_racks();
     PlacementEngine engine(g);
     ClusterState s = only(g, {{"node1101", 0xf}, {"node1102", 0xf}, {"node1201", 0xf},
                               {"node1202", 0xf}, {"node1203", 0xf}});
@@ -101,7 +92,7 @@ TEST_CASE("the engine keeps a rack whole for the size that waits, best fit other
 
 TEST_CASE("GPUs by count: the engine takes the tray that fits tightest, keeping whole ones whole",
           "[placement][terms][engine]") {
-    const ClusterGraph g = racks();
+    const ClusterGraph g = nvl72_racks();
     PlacementEngine engine(g);
     // One rack: a whole tray, and a tray with one GPU free.
     ClusterState s = only(g, {{"node1101", 0xf}, {"node1102", 0x8}});
@@ -122,7 +113,7 @@ TEST_CASE("GPUs by count: the engine takes the tray that fits tightest, keeping 
 
 TEST_CASE("failure evidence: the risk term's weight follows what has failed",
           "[placement][terms][risk]") {
-    const ClusterGraph g = racks();
+    const ClusterGraph g = nvl72_racks();
     ClusterState s(g);
     const double rate = 1e-3;
     // Steady state of a host failing at the base rate: a weekly count of 7 x 1e-3 / ln 2.
