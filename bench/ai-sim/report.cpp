@@ -613,8 +613,11 @@ int write_report(const ReportOptions &o) {
     line("  best fit), `block-bestfit` and `block-segment` (Slurm's topology/block, without and");
     line("  with `--segment`), `engine` and `engine-norisk` (the select plugin alone, with and");
     line("  without its failure-risk term), and `suite`: the engine with what runs beside it,");
-    line("  ai-elasticd (the goodput rule) and ai-recover. The engine's time budget is raised so");
-    line("  that its local search always converges: a run does not depend on the machine's speed.");
+    line("  ai-elasticd (the goodput rule) and ai-recover. `ideal` runs the same jobs through");
+    line("  the same scheduler, placed by tree best fit, with every job at the speed of its");
+    line("  ideal placement and no contention: the limit of what placement can give. The");
+    line("  engine's time budget is raised so that its local search always converges: a run");
+    line("  does not depend on the machine's speed.");
     line("- **Slurm's scheduling,** with sched/backfill's defaults of Slurm 22.05: the main");
     line("  scheduler starts pending jobs in priority (submission) order after every event and");
     line("  stops at the first that does not fit; backfill every 30 s takes the first 500 pending");
@@ -624,8 +627,10 @@ int write_report(const ReportOptions &o) {
     line("  Time limits are twice the recorded duration; jobs are not killed at their limit. As");
     line("  in the select plugin, which places run-now tests with the engine and leaves");
     line("  backfill's will-run tests to cons_tres, the engine's reservations are planned with");
-    line("  Slurm's topology best fit (section 7 measures planning them with the engine); the");
-    line("  baselines plan with themselves.");
+    line("  Slurm's topology best fit (section 5 measures planning them with the engine); the");
+    line("  baselines plan with themselves. A job the engine holds for a better placement gets");
+    line("  no reservation, as in Slurm: the plugin leaves will-run tests to cons_tres, which");
+    line("  says the job could start now, and the run-now test holds it.");
     line("- **Step times.** " + gpus.prepared[hv].front().steps.rule() +
          " A job's progress is counted in seconds of its work on the ideal placement of the size");
     line("  it asks, and advances at ideal step / step: it changes when the job is resized or,");
@@ -949,9 +954,11 @@ int write_report(const ReportOptions &o) {
     line("- **Contention** counts leaf uplinks (and rails, which are leaves), not NICs shared by");
     line("  jobs on one host or the spines' oversubscription towards the core; a job's traffic is");
     line("  spread over its step (no phase alignment between jobs, as CASSINI would schedule).");
-    line("- **GPUs inside a node.** The simulator applies the GPUs the policy picks. The select");
-    line("  plugin today narrows the nodes and lets cons_tres pick the GPUs on them, so on nodes");
-    line("  whose GPUs are not all linked alike the plugin may get less than simulated here.");
+    line("- **GPUs inside a node.** The simulator applies the GPUs the policy picks, as the");
+    line("  select plugin does: after cons_tres's run-now test on the engine's nodes it puts the");
+    line("  engine's GPUs in place of cons_tres's where the counts agree and they are free");
+    line("  (cluster.select_gpu_choice), except for jobs with `--gres-flags=enforce-binding`,");
+    line("  where cons_tres's choice stands.");
     line("- **Philly carries no model, pattern or time limit.** Multi-GPU Philly jobs get a");
     line("  pattern drawn from a fixed mix, a communication share from the measurements, and a");
     line("  time limit of twice their duration; the arrivals of four days are laid over one (and");
