@@ -543,3 +543,38 @@ TEST_CASE("running jobs' uplink load steers the next placement off their leaves"
     CHECK(s.decide(job, view).nodes == alone.nodes);
     std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen waiting",
+          "[service][terms]") {
+    // Two leaves of two 4-GPU nodes. A 4-GPU job W, whose candidates are g1 and g2 (3 GPUs
+    // free each), cannot start. A 2-GPU job X may go anywhere: the tightest leaf is leaf2
+    // (g3 4 free, g4 1), where only g3 holds it, breaking the one node W could use.
+    auto dir = temp_dir();
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    const std::vector<SelectNode> for_x{
+        SelectNode{true, 0x7, 1, 0}, SelectNode{true, 0x7, 1, 0}, SelectNode{true, 0xf, 1, 0},
+        SelectNode{true, 0x1, 1, 0}};
+    std::vector<SelectNode> for_w = for_x;
+    for_w[2].usable = for_w[3].usable = false;
+    const SelectJob w{20, 1, 1, 4, 4, 1, 0, {}}, x{21, 1, 2, 0, 2, 1, 0, {}};
+
+    SelectService alone;
+    REQUIRE_FALSE(alone.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    auto first = alone.decide(x, for_x);
+    REQUIRE(first.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(first.nodes == std::vector<int>{2});  // g3: best fit, nothing waits
+
+    SelectService s;
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    CHECK(s.decide(w, for_w).kind == SelectOutcome::Kind::kPassthrough);  // no node with 4 free
+    auto kept = s.decide(x, for_x);
+    REQUIRE(kept.kind == SelectOutcome::Kind::kPlaced);
+    REQUIRE(kept.nodes.size() == 1);
+    CHECK(kept.nodes[0] < 2);  // leaf1: g3 stays whole for W
+    CHECK(kept.gpus.size() == 1);
+    CHECK(__builtin_popcountll(kept.gpus[0]) == 2);
+    // Once W has started (or ended) it no longer holds room.
+    s.forget(20);
+    CHECK(s.decide(SelectJob{22, 1, 2, 0, 2, 1, 0, {}}, for_x).nodes == std::vector<int>{2});
+    std::filesystem::remove_all(dir);
+}
