@@ -9,32 +9,32 @@
 namespace slurm_ai::sim {
 namespace {
 
-constexpr double kTie = 0.005;  // relative differences under this are ties, as on the page
+constexpr double kLimitTie = 0.005;  // relative differences under this are ties, as on the page
 
-const Summary *find(const std::vector<Summary> &rows, const std::string &policy) {
+const Summary *row_of(const std::vector<Summary> &rows, const std::string &policy) {
     auto it = std::find_if(rows.begin(), rows.end(),
                            [&](const Summary &s) { return s.policy == policy; });
     return it == rows.end() ? nullptr : &*it;
 }
 
-double relative(double x, double base) {
+double change_against(double x, double base) {
     return base == 0 ? 0 : (x - base) / std::abs(base);
 }
 
-std::string variant_name(const Variant &v) {
+std::string variant_title(const Variant &v) {
     return fmt::format("contention {}, {:.0f}% elastic", v.contention ? "on" : "off",
                        100 * v.elastic_share);
 }
 
-nlohmann::json optional_json(const std::optional<double> &x) {
+nlohmann::json nullable(const std::optional<double> &x) {
     return x ? nlohmann::json(*x) : nlohmann::json(nullptr);
 }
 
-std::string gap_text(const std::optional<double> &x) {
+std::string gap_figure(const std::optional<double> &x) {
     return x ? fmt::format("{:.2f}", *x) : std::string("no gap");
 }
 
-bool has_multi_gpu_jobs(const std::vector<Summary> &rows) {
+bool multi_gpu_rows(const std::vector<Summary> &rows) {
     return std::any_of(rows.begin(), rows.end(),
                        [](const Summary &s) { return s.multi_gpu_jobs > 0; });
 }
@@ -50,17 +50,17 @@ const std::vector<std::string> &slurm_policies() {
 std::optional<Limits> limits_of(const std::vector<Summary> &rows) {
     const Summary *best = nullptr;
     for (const auto &name : slurm_policies())
-        if (const Summary *s = find(rows, name); s && (!best || s->mean_jct_h < best->mean_jct_h))
+        if (const Summary *s = row_of(rows, name); s && (!best || s->mean_jct_h < best->mean_jct_h))
             best = s;
-    const Summary *ideal = find(rows, "ideal");
-    const Summary *engine = find(rows, "engine");
+    const Summary *ideal = row_of(rows, "ideal");
+    const Summary *engine = row_of(rows, "engine");
     if (!best || !ideal || !engine)
         return std::nullopt;
     Limits l{*best, *ideal, std::nullopt, std::nullopt};
     const double gap = best->mean_jct_h - ideal->mean_jct_h;
-    if (gap > kTie * best->mean_jct_h) {
+    if (gap > kLimitTie * best->mean_jct_h) {
         l.gap_closed_engine = (best->mean_jct_h - engine->mean_jct_h) / gap;
-        if (const Summary *suite = find(rows, "suite"))
+        if (const Summary *suite = row_of(rows, "suite"))
             l.gap_closed_suite = (best->mean_jct_h - suite->mean_jct_h) / gap;
     }
     return l;
@@ -73,23 +73,23 @@ nlohmann::json limits_json(const Limits &l) {
               {"p99_jct_h", l.best_slurm.p99_jct_h}}},
             {"ideal", {{"mean_jct_h", l.ideal.mean_jct_h}, {"p99_jct_h", l.ideal.p99_jct_h}}},
             {"gap_closed",
-             {{"engine", optional_json(l.gap_closed_engine)},
-              {"suite", optional_json(l.gap_closed_suite)}}}};
+             {{"engine", nullable(l.gap_closed_engine)},
+              {"suite", nullable(l.gap_closed_suite)}}}};
 }
 
 namespace {
 
 // The engine alone against best_slurm in one variant with nothing elastic.
-bool parity(const CaseResult &c, const Variant &v, const Limits &l, std::string &figure,
+bool judge_parity(const CaseResult &c, const Variant &v, const Limits &l, std::string &figure,
             double &worst, nlohmann::json &json) {
-    const Summary e = *find(c.at(v), "engine");
-    const double mean = relative(e.mean_jct_h, l.best_slurm.mean_jct_h);
-    const double p99 = relative(e.p99_jct_h, l.best_slurm.p99_jct_h);
-    const bool met = mean <= kTie && p99 <= kTie;
+    const Summary e = *row_of(c.at(v), "engine");
+    const double mean = change_against(e.mean_jct_h, l.best_slurm.mean_jct_h);
+    const double p99 = change_against(e.p99_jct_h, l.best_slurm.p99_jct_h);
+    const bool met = mean <= kLimitTie && p99 <= kLimitTie;
     if (std::max(mean, p99) > worst) {
         worst = std::max(mean, p99);
         figure = fmt::format("mean {:+.1f}%, p99 {:+.1f}% against {} in {} ({})", 100 * mean,
-                             100 * p99, l.best_slurm.policy, c.spec.name, variant_name(v));
+                             100 * p99, l.best_slurm.policy, c.spec.name, variant_title(v));
     }
     json.push_back({{"scenario", c.spec.name},
                     {"target", "engine_parity"},
@@ -103,21 +103,21 @@ bool parity(const CaseResult &c, const Variant &v, const Limits &l, std::string 
 }
 
 // The engine's share of the gap closed, where multi-GPU jobs leave one.
-bool gap(const CaseResult &c, const Variant &v, const Limits &l, std::string &figure,
+bool judge_gap(const CaseResult &c, const Variant &v, const Limits &l, std::string &figure,
          double &lowest, nlohmann::json &json) {
-    const Summary e = *find(c.at(v), "engine");
+    const Summary e = *row_of(c.at(v), "engine");
     const bool met = l.gap_closed_engine
                          ? *l.gap_closed_engine >= 0.5
-                         : relative(e.mean_jct_h, l.best_slurm.mean_jct_h) <= kTie;
+                         : change_against(e.mean_jct_h, l.best_slurm.mean_jct_h) <= kLimitTie;
     if (l.gap_closed_engine && *l.gap_closed_engine < lowest) {
         lowest = *l.gap_closed_engine;
-        figure = fmt::format("{:.2f} in {} ({})", lowest, c.spec.name, variant_name(v));
+        figure = fmt::format("{:.2f} in {} ({})", lowest, c.spec.name, variant_title(v));
     }
     json.push_back({{"scenario", c.spec.name},
                     {"target", "gap_closed"},
                     {"contention", v.contention},
                     {"elastic_share", v.elastic_share},
-                    {"gap_closed", optional_json(l.gap_closed_engine)},
+                    {"gap_closed", nullable(l.gap_closed_engine)},
                     {"met", met}});
     return met;
 }
@@ -134,13 +134,13 @@ void fabric_targets(const CaseResult &c, std::vector<PlacementTarget> &out,
         if (std::find(c.spec.variants.begin(), c.spec.variants.end(), v) == c.spec.variants.end())
             continue;
         auto l = limits_of(c.at(v));
-        const Summary *s = find(c.at(v), policy);
+        const Summary *s = row_of(c.at(v), policy);
         if (!l || !s)
             continue;
-        const double d = relative(s->mean_jct_h, l->best_slurm.mean_jct_h);
+        const double d = change_against(s->mean_jct_h, l->best_slurm.mean_jct_h);
         out.push_back({fmt::format("{} ({}): {} at least {:.0f}% below the best Slurm policy "
                                    "in mean JCT",
-                                   c.spec.name, variant_name(v),
+                                   c.spec.name, variant_title(v),
                                    policy == "engine" ? "the engine alone" : "the suite",
                                    -100 * bound),
                        fmt::format("{:+.1f}% against {}", 100 * d, l->best_slurm.policy),
@@ -172,11 +172,11 @@ std::vector<PlacementTarget> placement_targets(const std::vector<const CaseResul
                 continue;
             if (v.elastic_share == 0) {
                 ++parity_all;
-                parity_met += parity(*c, v, *l, parity_worst, worst, json);
+                parity_met += judge_parity(*c, v, *l, parity_worst, worst, json);
             }
-            if (has_multi_gpu_jobs(c->at(v))) {
+            if (multi_gpu_rows(c->at(v))) {
                 ++gap_all;
-                gap_met += gap(*c, v, *l, gap_lowest, lowest, json);
+                gap_met += judge_gap(*c, v, *l, gap_lowest, lowest, json);
             }
         }
         if (std::find(fabric_cases.begin(), fabric_cases.end(), c->spec.name) !=
@@ -269,14 +269,14 @@ std::vector<std::string> limits_section(const std::vector<const CaseResult *> &c
             auto l = limits_of(c->at(v));
             if (!l)
                 continue;
-            const Summary *e = find(c->at(v), "engine");
-            const Summary *s = find(c->at(v), "suite");
+            const Summary *e = row_of(c->at(v), "engine");
+            const Summary *s = row_of(c->at(v), "suite");
             lines.push_back(fmt::format(
                 "| {} | {} | {} | {:.3f} | {:.3f} | {} | {:.3f} | {} | {} |", c->spec.name,
-                variant_name(v), l->best_slurm.policy, l->best_slurm.mean_jct_h, e->mean_jct_h,
+                variant_title(v), l->best_slurm.policy, l->best_slurm.mean_jct_h, e->mean_jct_h,
                 s ? fmt::format("{:.3f}", s->mean_jct_h) : std::string("-"),
-                l->ideal.mean_jct_h, gap_text(l->gap_closed_engine),
-                gap_text(l->gap_closed_suite)));
+                l->ideal.mean_jct_h, gap_figure(l->gap_closed_engine),
+                gap_figure(l->gap_closed_suite)));
         }
     return lines;
 }
