@@ -164,16 +164,23 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         hi = std::max(lo, std::min<std::uint32_t>(elastic->max_nodes,
                                                   static_cast<std::uint32_t>(candidates)));
     }
+    // A size the engine holds for a better placement does not stop a smaller one that
+    // places well; the job waits only when no size places (the first hold says why).
     Decision decision;
+    std::optional<Decision> held;
     std::uint32_t size = hi;
     for (;; --size) {
         JobDemand d = elastic ? demand_at_size(*demand, size) : *demand;
         decision = l.engine->place(d, state, *l.policy);
-        if (decision.placement || decision.wait || size <= lo) {
+        if (decision.wait && !held)
+            held = decision;
+        if (decision.placement || size <= lo) {
             *demand = d;
             break;
         }
     }
+    if (!decision.placement && held)
+        decision = *held;
     if (decision.wait) {
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
