@@ -22,8 +22,7 @@ namespace {
 
 using nlohmann::json;
 
-// How long a multi-GPU job tested and not started counts as waiting (a few of Slurm's
-// scheduling passes: backfill tests every pending job each bf_interval, 30 s by default).
+// A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
 constexpr double kStillWaiting_s = 300;
 
 double now_s() {
@@ -264,7 +263,6 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
         }
     state.learned = std::move(learned);
     add_uplink_load(state);
-    // The waiting sizes: jobs tested within the last few scheduling passes.
     std::map<std::uint32_t, double> sizes;
     for (const auto &[id, seen] : waiting_)
         if (t - seen.second <= kStillWaiting_s)
