@@ -192,28 +192,21 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
                          std::to_string(ideal.level) + " switch";
             return out;
         }
-        if (!d.locality.hard && d.locality.wait_s > 0 && d.pending_s < d.locality.wait_s &&
-            p->efficiency < options_.min_efficiency) {
-            out.wait = true;
-            out.reason = "soft locality: best placement now is " +
-                         std::to_string(static_cast<int>(p->efficiency * 100)) +
-                         "% efficient; waits up to " + std::to_string(d.locality.wait_s) + " s";
-            return out;
-        }
-    }
-    if (engine && !d.locality.hard && d.locality.wait_s == 0 && d.time_limit_s > 0 &&
-        p->efficiency < options_.min_efficiency) {
-        // Waiting costs the job at most what it has waited; this placement costs it
-        // about its run time x comm share x (1/efficiency - 1): wait while that is more
-        // (the break-even rule: never worse than twice the better of the two).
-        const double extra = hold_for_s(d, p->efficiency, options_.hold_comm_share);
-        if (static_cast<double>(d.pending_s) < extra) {
-            out.wait = true;
-            out.reason = "held for placement: best placement now is " +
-                         std::to_string(static_cast<int>(p->efficiency * 100)) +
-                         "% efficient; waits up to " + std::to_string(static_cast<long>(extra)) +
-                         " s";
-            return out;
+        // Under min_efficiency the job waits: for its soft locality's WAIT, else (held for
+        // placement) while waiting has cost it less than this placement would.
+        if (!d.locality.hard && p->efficiency < options_.min_efficiency) {
+            const bool soft = d.locality.wait_s > 0;
+            const double limit = soft ? d.locality.wait_s
+                                      : hold_for_s(d, p->efficiency, options_.hold_comm_share);
+            if (static_cast<double>(d.pending_s) < limit) {
+                out.wait = true;
+                out.reason = std::string(soft ? "soft locality" : "held for placement") +
+                             ": best placement now is " +
+                             std::to_string(static_cast<int>(p->efficiency * 100)) +
+                             "% efficient; waits up to " +
+                             std::to_string(static_cast<long>(limit)) + " s";
+                return out;
+            }
         }
     }
     out.placement = std::move(p);

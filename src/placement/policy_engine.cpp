@@ -15,7 +15,6 @@ using Clock = std::chrono::steady_clock;
 struct Scored {
     Placement p;
     double objective = 0;
-    double destroyed = 0;  // placeable capacity for the waiting sizes it takes away
 };
 
 }  // namespace
@@ -34,7 +33,6 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         e.score(c.demand, &c.state, s.p);
         s.objective =
             (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) + risk_weight * s.p.risk / host_rate;
-        s.destroyed = destroyed_capacity(c.state, s.p);
         return s;
     };
 
@@ -58,9 +56,10 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
             return admissible(a);
-        // Equal objectives: the one that leaves more room for the sizes waiting.
+        // Equal objectives: the one that leaves more room for the sizes waiting (computed
+        // only here: most comparisons in the local search are not ties).
         if (std::abs(a.objective - b.objective) <= 1e-9)
-            return a.destroyed < b.destroyed - 1e-9;
+            return destroyed_capacity(c.state, a.p) < destroyed_capacity(c.state, b.p) - 1e-9;
         return a.objective < b.objective;
     };
     Scored best = candidates.front();
