@@ -73,6 +73,109 @@ long peak_rss_mib() {
     return u.ru_maxrss / 1024;
 }
 
+// The decisions of one policy over the probes of one size.
+struct ProbeStats {
+    std::vector<double> ms, eff;
+    int fits = 0;
+};
+
+void print_row(int nodes, int probes, const char *policy, const ProbeStats &s,
+               const std::string &below) {
+    double mean_ms = 0, mean_eff = 0;
+    for (double v : s.ms)
+        mean_ms += v / static_cast<double>(s.ms.size());
+    for (double v : s.eff)
+        mean_eff += v / static_cast<double>(s.eff.size());
+    double min_eff = s.eff.empty() ? 0 : *std::min_element(s.eff.begin(), s.eff.end());
+    std::printf("%-7d %-6d %-13s %10.3f %10.3f %10.3f %8d %10.3f %10.3f %9s %9ld\n", nodes,
+                probes, policy, mean_ms, percentile(s.ms, 0.5), percentile(s.ms, 0.99), s.fits,
+                mean_eff, min_eff, below.c_str(), peak_rss_mib());
+}
+
+// Gives a fiftieth of the hosts one failure in the past month (in `state`'s weekly counts)
+// and returns a copy with the learned model in use over that history.
+ClusterState with_failure_history(ClusterState &state, const LearnedRisk &model,
+                                  std::mt19937_64 &rng) {
+    const ClusterGraph &g = *state.graph;
+    const double now = 30 * kDaySeconds;
+    RiskHistory history(g, now);
+    std::set<int> failed;
+    while (static_cast<int>(failed.size()) < g.host_count() / 50)
+        failed.insert(static_cast<int>(rng() % static_cast<std::uint64_t>(g.host_count())));
+    int k = 0;
+    for (int h : failed) {
+        HostFailures f;
+        f.note(static_cast<double>(rng() % static_cast<std::uint64_t>(now)),
+               static_cast<FailureClass>(k++ % kFailureClasses));
+        history.add(h, f);
+        state.failures[h] = f.as_of(now).week;
+    }
+    ClusterState learned = state;
+    learned.learned = std::make_shared<LearnedRiskView>(LearnedRiskView{&model, std::move(history)});
+    return learned;
+}
+
+// Places jobs of the mix, alternately by tree best fit and at random, until `occupancy` of
+// the GPUs is busy, then ends a quarter of them: what years of arrivals, departures and
+// hand-placed jobs leave behind. Returns the GPUs left busy.
+double fill(const PlacementEngine &engine, ClusterState &state,
+            const std::vector<std::pair<Shape, int>> &mix, double occupancy,
+            std::mt19937_64 &rng) {
+    const PlacementPolicy random = *make_policy("random"), bestfit = *make_policy("tree-bestfit");
+    std::vector<int> weights;
+    for (const auto &[s, w] : mix)
+        weights.push_back(w);
+    std::discrete_distribution<int> pick(weights.begin(), weights.end());
+    std::vector<Placement> running;
+    const double total = static_cast<double>(engine.graph().gpu_count());
+    double busy = 0;
+    int misses = 0;
+    while (busy / total < occupancy && misses < 50) {
+        auto d = make_job(mix[pick(rng)].first);
+        auto dec = engine.place(d, state, (running.size() % 2) ? random : bestfit);
+        if (!dec.placement) {
+            ++misses;
+            continue;
+        }
+        state.allocate(*dec.placement);
+        busy += static_cast<double>(dec.placement->rank_count());
+        running.push_back(std::move(*dec.placement));
+    }
+    std::shuffle(running.begin(), running.end(), rng);
+    for (std::size_t i = 0; i < running.size() / 4; ++i) {
+        state.release(running[i]);
+        busy -= static_cast<double>(running[i].rank_count());
+    }
+    return busy;
+}
+
+// The targets, from the largest size that reaches each: 10,000 nodes, 100,000 GPUs; and
+// the engine's p99 against twice tree best fit's at every size.
+void print_targets(const std::vector<std::pair<int, double>> &engine_nodes_p99,
+                   const std::vector<std::pair<int, double>> &engine_p99,
+                   const std::vector<std::pair<int, double>> &p99_ratio) {
+    auto target = [](const char *what, const std::vector<std::pair<int, double>> &by, int size,
+                     double limit_ms) {
+        const std::pair<int, double> *at = nullptr;
+        for (const auto &x : by)
+            if (x.first >= size && (!at || x.first < at->first))
+                at = &x;
+        if (!at)
+            std::printf("target: engine p99 under %g ms at %s: not measured (no size that large)\n",
+                        limit_ms, what);
+        else
+            std::printf("target: engine p99 under %g ms at %s: %.3f ms at %d %s, %s\n", limit_ms,
+                        what, at->second, at->first, what + std::string(what).find(' ') + 1,
+                        at->second < limit_ms ? "met" : "NOT met");
+    };
+    target("10,000 nodes", engine_nodes_p99, 10000, 1.0);
+    target("100,000 GPUs", engine_p99, 100000, 10.0);
+    // And at most twice tree best fit's p99, measured in the same run, at every size.
+    for (const auto &[n, r] : p99_ratio)
+        std::printf("target: engine p99 at most 2x tree best fit's at %d nodes: %.2fx, %s\n", n, r,
+                    r <= 2 ? "met" : "NOT met");
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -118,9 +221,6 @@ int main(int argc, char **argv) {
         {{2, 8, 16, CommPattern::kAllReduce}, 8}, {{4, 8, 32, CommPattern::kPipeline}, 4},
         {{8, 8, 64, CommPattern::kAllReduce}, 2}, {{16, 8, 128, CommPattern::kMoE}, 1},
     };
-    std::vector<int> weights;
-    for (auto &[s, w] : mix)
-        weights.push_back(w);
 
     std::printf("%-7s %-6s %-13s %10s %10s %10s %8s %10s %10s %9s %9s\n", "nodes", "probes",
                 "policy", "mean ms", "p50 ms", "p99 ms", "fits", "mean eff", "min eff", "eff<base",
@@ -147,56 +247,18 @@ int main(int argc, char **argv) {
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
-        const PlacementPolicy random = *make_policy("random"),
-                              bestfit = *make_policy("tree-bestfit");
+        const PlacementPolicy bestfit = *make_policy("tree-bestfit");
 
         // Fill to the occupancy, then end a quarter of the jobs.
         ClusterState state(g);
-        std::mt19937_64 rng(42 + n);
-        std::discrete_distribution<int> pick(weights.begin(), weights.end());
-        std::vector<Placement> running;
         const double total = static_cast<double>(g.gpu_count());
-        double busy = 0;
-        int misses = 0;
-        while (busy / total < occupancy && misses < 50) {
-            auto d = make_job(mix[pick(rng)].first);
-            // Half the history placed by best fit, half anywhere: what years of arrivals,
-            // departures and hand-placed jobs leave behind.
-            auto dec = engine.place(d, state, (running.size() % 2) ? random : bestfit);
-            if (!dec.placement) {
-                ++misses;
-                continue;
-            }
-            state.allocate(*dec.placement);
-            busy += static_cast<double>(dec.placement->rank_count());
-            running.push_back(std::move(*dec.placement));
-        }
-        std::shuffle(running.begin(), running.end(), rng);
-        for (std::size_t i = 0; i < running.size() / 4; ++i) {
-            state.release(running[i]);
-            busy -= static_cast<double>(running[i].rank_count());
-        }
+        std::mt19937_64 rng(42 + n);
+        const double busy = fill(engine, state, mix, occupancy, rng);
         // With a learned model: a failure history for both (the hand-written model reads
         // its weekly counts), and the model in use on a copy.
         std::optional<ClusterState> learned_state;
-        if (model) {
-            const double now = 30 * kDaySeconds;
-            RiskHistory history(g, now);
-            std::set<int> failed;
-            while (static_cast<int>(failed.size()) < g.host_count() / 50)
-                failed.insert(static_cast<int>(rng() % static_cast<std::uint64_t>(g.host_count())));
-            int k = 0;
-            for (int h : failed) {
-                HostFailures f;
-                f.note(static_cast<double>(rng() % static_cast<std::uint64_t>(now)),
-                       static_cast<FailureClass>(k++ % kFailureClasses));
-                history.add(h, f);
-                state.failures[h] = f.as_of(now).week;
-            }
-            learned_state = state;
-            learned_state->learned =
-                std::make_shared<LearnedRiskView>(LearnedRiskView{&*model, std::move(history)});
-        }
+        if (model)
+            learned_state = with_failure_history(state, *model, rng);
 
         // Probe jobs: every shape, cycled, both policies on the same state.
         std::vector<Shape> probe_shapes{
@@ -212,10 +274,7 @@ int main(int argc, char **argv) {
                 state.wanted.push_back({static_cast<int>(p.gpus), 1});
         if (learned_state)
             learned_state->wanted = state.wanted;
-        struct Stats {
-            std::vector<double> ms, eff;
-            int fits = 0;
-        } stats[3];
+        ProbeStats stats[3];
         int below = 0;
         for (int i = 0; i < probes; ++i) {
             auto d = make_job(probe_shapes[i % probe_shapes.size()]);
@@ -244,20 +303,9 @@ int main(int argc, char **argv) {
                     std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
                     stats[1].ms.back(), eff[1]);
         }
-        for (int k = 0; k < (model ? 3 : 2); ++k) {
-            auto &s = stats[k];
-            double mean_ms = 0, mean_eff = 0;
-            for (double v : s.ms)
-                mean_ms += v / static_cast<double>(s.ms.size());
-            for (double v : s.eff)
-                mean_eff += v / static_cast<double>(s.eff.size());
-            double min_eff = s.eff.empty() ? 0 : *std::min_element(s.eff.begin(), s.eff.end());
-            std::printf("%-7d %-6d %-13s %10.3f %10.3f %10.3f %8d %10.3f %10.3f %9s %9ld\n", n,
-                        probes, k == 0 ? "engine" : k == 1 ? "tree-bestfit" : "engine+model",
-                        mean_ms, percentile(s.ms, 0.5),
-                        percentile(s.ms, 0.99), s.fits, mean_eff, min_eff,
-                        k == 0 ? std::to_string(below).c_str() : "-", peak_rss_mib());
-        }
+        for (int k = 0; k < (model ? 3 : 2); ++k)
+            print_row(n, probes, k == 0 ? "engine" : k == 1 ? "tree-bestfit" : "engine+model",
+                      stats[k], k == 0 ? std::to_string(below) : "-");
         engine_p99.push_back({g.gpu_count(), percentile(stats[0].ms, 0.99)});
         engine_nodes_p99.push_back({n, percentile(stats[0].ms, 0.99)});
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
@@ -278,26 +326,6 @@ int main(int argc, char **argv) {
             std::printf("%-7d learned model in use/hand-written: p99 decision time %.2fx\n", n,
                         percentile(stats[2].ms, 0.99) / std::max(percentile(stats[0].ms, 0.99), 1e-9));
     }
-    // The targets, from the largest size that reaches each: 10,000 nodes, 100,000 GPUs.
-    auto target = [](const char *what, const std::vector<std::pair<int, double>> &by, int size,
-                     double limit_ms) {
-        const std::pair<int, double> *at = nullptr;
-        for (const auto &x : by)
-            if (x.first >= size && (!at || x.first < at->first))
-                at = &x;
-        if (!at)
-            std::printf("target: engine p99 under %g ms at %s: not measured (no size that large)\n",
-                        limit_ms, what);
-        else
-            std::printf("target: engine p99 under %g ms at %s: %.3f ms at %d %s, %s\n", limit_ms,
-                        what, at->second, at->first, what + std::string(what).find(' ') + 1,
-                        at->second < limit_ms ? "met" : "NOT met");
-    };
-    target("10,000 nodes", engine_nodes_p99, 10000, 1.0);
-    target("100,000 GPUs", engine_p99, 100000, 10.0);
-    // And at most twice tree best fit's p99, measured in the same run, at every size.
-    for (const auto &[n, r] : p99_ratio)
-        std::printf("target: engine p99 at most 2x tree best fit's at %d nodes: %.2fx, %s\n", n, r,
-                    r <= 2 ? "met" : "NOT met");
+    print_targets(engine_nodes_p99, engine_p99, p99_ratio);
     return 0;
 }

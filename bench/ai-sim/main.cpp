@@ -76,6 +76,9 @@ struct Cli {
     std::string jobs_csv;
 };
 
+void add_failure_and_scheduling_options(CLI::App &app, Cli &c);
+
+// The trace, the cluster and the jobs' requests; then the failure and scheduling options.
 void add_scenario_options(CLI::App &app, Cli &c) {
     auto &s = c.spec;
     app.add_option("--trace", s.trace,
@@ -128,6 +131,12 @@ void add_scenario_options(CLI::App &app, Cli &c) {
         ->capture_default_str();
     app.add_option("--seed", c.sim.seed, "Seed of the failures, patterns and drawn durations")
         ->capture_default_str();
+    add_failure_and_scheduling_options(app, c);
+}
+
+// Failures (injected or replayed), recovery, backfill, contention and the suite's daemons.
+void add_failure_and_scheduling_options(CLI::App &app, Cli &c) {
+    auto &s = c.spec;
     app.add_option("--failure-rate", c.sim.failures.node_rate_per_day,
                    "Node failures per node per day")
         ->check(kNonNegative);

@@ -284,6 +284,112 @@ void case_header(Page &page, const CaseResult &c) {
     page.line();
 }
 
+struct Target {
+    std::string what, figure;
+    bool met = false;
+};
+struct Targets {
+    std::vector<Target> rows;  // as the page's table shows them
+    nlohmann::json json = nlohmann::json::array(), placement_json = nlohmann::json::array();
+};
+
+// The evaluation's targets: the suite against tree best fit from the headline variants,
+// the placement targets (report_limits.hpp) and the failure targets.
+Targets judge_targets(const std::vector<CaseResult *> &cases,
+                      const std::vector<const CaseResult *> &all_cases,
+                      const std::vector<CaseResult *> &big, const FailureStudy &study) {
+    Targets out;
+    for (std::size_t i : {0, 1, 4}) {
+        const auto &rows = cases[i]->at(kHeadline);
+        const Summary su = by_policy(rows, "suite"), t = by_policy(rows, "tree-bestfit");
+        const double mean = relative(su.mean_jct_h, t.mean_jct_h);
+        const double p99 = relative(su.p99_jct_h, t.p99_jct_h);
+        out.rows.push_back({fmt::format("{}: mean JCT at least 25% below tree best fit",
+                                       cases[i]->spec.name),
+                           change(su.mean_jct_h, t.mean_jct_h), mean <= -0.25});
+        out.rows.push_back({fmt::format("{}: p99 JCT below tree best fit", cases[i]->spec.name),
+                           change(su.p99_jct_h, t.p99_jct_h), p99 < 0});
+        out.json.push_back({{"scenario", cases[i]->spec.name},
+                               {"mean_jct_change", mean},
+                               {"p99_jct_change", p99},
+                               {"mean_met", mean <= -0.25},
+                               {"p99_met", p99 < 0}});
+    }
+    {
+        std::string worst;
+        double worst_change = -1;
+        auto consider = [&](const CaseResult &c, const Variant &v, const std::string &name) {
+            const auto &rows = c.at(v);
+            const double d = relative(by_policy(rows, "suite").mean_jct_h,
+                                      by_policy(rows, "tree-bestfit").mean_jct_h);
+            if (d > worst_change) {
+                worst_change = d;
+                worst = name;
+            }
+        };
+        for (const auto *c : cases)
+            for (const auto &v : c->spec.variants)
+                consider(*c, v,
+                         fmt::format("{} (contention {}, {} elastic)", c->spec.name,
+                                     v.contention ? "on" : "off", share_name(v.elastic_share)));
+        for (const auto *c : big)
+            consider(*c, kHeadline, c->spec.name);
+        out.rows.push_back({"no scenario worse than tree best fit by more than 1% (mean JCT)",
+                           fmt::format("worst: {} in {}", change(1 + worst_change, 1), worst),
+                           worst_change <= 0.01});
+        out.json.push_back({{"scenario", "all"},
+                               {"worst_mean_jct_change", worst_change},
+                               {"worst", worst},
+                               {"met", worst_change <= 0.01}});
+    }
+    // Placement against what Slurm ships and against the ideal (report_limits.hpp).
+    for (auto &pt : placement_targets(all_cases,
+                                     {"nvl72", "nvl72-576", "nvl72-rails", "rail-h100",
+                                      "rail-h100-256", "rail-h100-1024"},
+                                     out.placement_json))
+        out.rows.push_back({std::move(pt.what), std::move(pt.figure), pt.met});
+    // The failure targets, on the trace replay's smaller cluster.
+    {
+        const auto h = failure_headline(study, 0);
+        const int study_hosts = study.sizes.front().hosts;
+        for (int r : {1, 2}) {
+            const auto &paired = h.paired[static_cast<std::size_t>(r)];
+            const auto window = win_rate(h.window_wins[static_cast<std::size_t>(r)],
+                                         h.window_losses[static_cast<std::size_t>(r)]);
+            const bool met = window.value_or(0) >= 0.87;
+            out.rows.push_back(
+                {fmt::format("geometry-aware placement wins at least 87% of comparisons, {} "
+                             "({} hosts, the trace)",
+                             to_string(static_cast<Regime>(r)), study_hosts),
+                 fmt::format("{} window by window; {} decision by decision ({} comparisons)",
+                             percent_or(window, "none"), percent_or(paired.win_rate(), "none"),
+                             paired.comparisons()),
+                 met});
+            out.json.push_back({{"scenario", "failures"},
+                                   {"regime", r == 1 ? "cyclic" : "tree"},
+                                   {"window_win_rate", rate_json(window)},
+                                   {"paired_win_rate", rate_json(paired.win_rate())},
+                                   {"paired_comparisons", paired.comparisons()},
+                                   {"met", met}});
+        }
+        const double suite = relative(h.lost_suite, h.lost_tree),
+                     engine = relative(h.lost_engine, h.lost_tree);
+        out.rows.push_back(
+            {fmt::format("GPU-hours lost to failures at least 25% below tree best fit ({} hosts, "
+                         "the trace)",
+                         study_hosts),
+             fmt::format("the suite {} (with ai-recover), the engine alone {} (Slurm's requeue)",
+                         change(h.lost_suite, h.lost_tree), change(h.lost_engine, h.lost_tree)),
+             suite <= -0.25});
+        out.json.push_back({{"scenario", "failures"},
+                               {"lost_gpu_h_change_suite", suite},
+                               {"lost_gpu_h_change_engine", engine},
+                               {"met", suite <= -0.25}});
+    }
+
+    return out;
+}
+
 }  // namespace
 
 int write_report(const ReportOptions &o) {
@@ -458,102 +564,10 @@ int write_report(const ReportOptions &o) {
         }
 
     // The targets of the evaluation, from the headline variants.
-    struct Target {
-        std::string what, figure;
-        bool met = false;
-    };
-    std::vector<Target> targets;
-    nlohmann::json target_json = nlohmann::json::array();
-    for (std::size_t i : {0, 1, 4}) {
-        const auto &rows = cases[i]->at(kHeadline);
-        const Summary su = by_policy(rows, "suite"), t = by_policy(rows, "tree-bestfit");
-        const double mean = relative(su.mean_jct_h, t.mean_jct_h);
-        const double p99 = relative(su.p99_jct_h, t.p99_jct_h);
-        targets.push_back({fmt::format("{}: mean JCT at least 25% below tree best fit",
-                                       cases[i]->spec.name),
-                           change(su.mean_jct_h, t.mean_jct_h), mean <= -0.25});
-        targets.push_back({fmt::format("{}: p99 JCT below tree best fit", cases[i]->spec.name),
-                           change(su.p99_jct_h, t.p99_jct_h), p99 < 0});
-        target_json.push_back({{"scenario", cases[i]->spec.name},
-                               {"mean_jct_change", mean},
-                               {"p99_jct_change", p99},
-                               {"mean_met", mean <= -0.25},
-                               {"p99_met", p99 < 0}});
-    }
-    {
-        std::string worst;
-        double worst_change = -1;
-        auto consider = [&](const CaseResult &c, const Variant &v, const std::string &name) {
-            const auto &rows = c.at(v);
-            const double d = relative(by_policy(rows, "suite").mean_jct_h,
-                                      by_policy(rows, "tree-bestfit").mean_jct_h);
-            if (d > worst_change) {
-                worst_change = d;
-                worst = name;
-            }
-        };
-        for (const auto *c : cases)
-            for (const auto &v : c->spec.variants)
-                consider(*c, v,
-                         fmt::format("{} (contention {}, {} elastic)", c->spec.name,
-                                     v.contention ? "on" : "off", share_name(v.elastic_share)));
-        for (const auto *c : big)
-            consider(*c, kHeadline, c->spec.name);
-        targets.push_back({"no scenario worse than tree best fit by more than 1% (mean JCT)",
-                           fmt::format("worst: {} in {}", change(1 + worst_change, 1), worst),
-                           worst_change <= 0.01});
-        target_json.push_back({{"scenario", "all"},
-                               {"worst_mean_jct_change", worst_change},
-                               {"worst", worst},
-                               {"met", worst_change <= 0.01}});
-    }
-    // Placement against what Slurm ships and against the ideal (report_limits.hpp).
     std::vector<const CaseResult *> all_cases(cases.begin(), cases.end());
     all_cases.insert(all_cases.end(), big.begin(), big.end());
-    nlohmann::json placement_json = nlohmann::json::array();
-    for (auto &t : placement_targets(all_cases,
-                                     {"nvl72", "nvl72-576", "nvl72-rails", "rail-h100",
-                                      "rail-h100-256", "rail-h100-1024"},
-                                     placement_json))
-        targets.push_back({std::move(t.what), std::move(t.figure), t.met});
-    // The failure targets, on the trace replay's smaller cluster.
-    {
-        const auto h = failure_headline(study, 0);
-        const int study_hosts = study.sizes.front().hosts;
-        for (int r : {1, 2}) {
-            const auto &paired = h.paired[static_cast<std::size_t>(r)];
-            const auto window = win_rate(h.window_wins[static_cast<std::size_t>(r)],
-                                         h.window_losses[static_cast<std::size_t>(r)]);
-            const bool met = window.value_or(0) >= 0.87;
-            targets.push_back(
-                {fmt::format("geometry-aware placement wins at least 87% of comparisons, {} "
-                             "({} hosts, the trace)",
-                             to_string(static_cast<Regime>(r)), study_hosts),
-                 fmt::format("{} window by window; {} decision by decision ({} comparisons)",
-                             percent_or(window, "none"), percent_or(paired.win_rate(), "none"),
-                             paired.comparisons()),
-                 met});
-            target_json.push_back({{"scenario", "failures"},
-                                   {"regime", r == 1 ? "cyclic" : "tree"},
-                                   {"window_win_rate", rate_json(window)},
-                                   {"paired_win_rate", rate_json(paired.win_rate())},
-                                   {"paired_comparisons", paired.comparisons()},
-                                   {"met", met}});
-        }
-        const double suite = relative(h.lost_suite, h.lost_tree),
-                     engine = relative(h.lost_engine, h.lost_tree);
-        targets.push_back(
-            {fmt::format("GPU-hours lost to failures at least 25% below tree best fit ({} hosts, "
-                         "the trace)",
-                         study_hosts),
-             fmt::format("the suite {} (with ai-recover), the engine alone {} (Slurm's requeue)",
-                         change(h.lost_suite, h.lost_tree), change(h.lost_engine, h.lost_tree)),
-             suite <= -0.25});
-        target_json.push_back({{"scenario", "failures"},
-                               {"lost_gpu_h_change_suite", suite},
-                               {"lost_gpu_h_change_engine", engine},
-                               {"met", suite <= -0.25}});
-    }
+    const Targets judged = judge_targets(cases, all_cases, big, study);
+    const auto &targets = judged.rows;
 
     // The page.
     Page page;
@@ -985,8 +999,8 @@ int write_report(const ReportOptions &o) {
             j["scenarios"].push_back(case_json(*c));
         for (const auto *c : big)
             j["scenarios"].push_back(case_json(*c));
-        j["targets"] = target_json;
-        j["placement_targets"] = placement_json;
+        j["targets"] = judged.json;
+        j["placement_targets"] = judged.placement_json;
         j["backfill_planning"] = planning_json;
         j["failures"] = failures_json(study);
         if (auto err = write_file(o.json, j.dump(2) + "\n")) {

@@ -61,6 +61,46 @@ std::string resolve(const std::string &base_dir, std::string_view path) {
     return p.lexically_normal().string();
 }
 
+InputError unknown_key(const Line &l) {
+    return l.error(
+        "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
+        "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
+        "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
+        "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, RiskModel, Debug, "
+        "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
+        "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare, PlacementHold");
+}
+
+// The keys of ai-elasticd (Elastic*).
+std::optional<InputError> parse_elastic_key(const Line &l, const std::string &key,
+                                            ElasticConfig &e) {
+    if (key == "elasticviewdir") {
+        if (l.value.front() != '/')
+            return l.error("an absolute directory path");
+        e.view_dir = l.value;
+    } else if (key == "elasticauto") {
+        return parse_bool(l, e.auto_resize);
+    } else if (key == "elasticinterval" || key == "elasticgrowtimeout" ||
+               key == "elasticgrowcooldown") {
+        auto d = parse_duration(l.key, l.value);
+        if (!d || d.value() == 0)
+            return l.error("a duration such as 5, 30s or 2m, at least 1 s");
+        (key == "elasticinterval"      ? e.interval_s
+         : key == "elasticgrowtimeout" ? e.grow_timeout_s
+                                       : e.grow_cooldown_s) = d.value();
+    } else if (key == "elasticpolicy") {
+        const std::string v = text::lower(l.value);
+        if (v != "goodput" && v != "priority")
+            return l.error("goodput or priority");
+        e.policy = v;
+    } else if (key == "elasticmingain") {
+        return parse_number(l, 0, 1, e.min_gain);
+    } else {
+        return unknown_key(l);
+    }
+    return std::nullopt;
+}
+
 }  // namespace
 
 Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view source,
@@ -152,41 +192,16 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
         } else if (key == "riskswitchperday") {
             if (!(err = parse_number(l, 0, 1e3, x)))
                 c.risk.switch_per_day = x;
-        } else if (key == "elasticviewdir") {
-            if (l.value.front() != '/')
-                return l.error("an absolute directory path");
-            c.elastic.view_dir = l.value;
-        } else if (key == "elasticauto") {
-            err = parse_bool(l, c.elastic.auto_resize);
-        } else if (key == "elasticinterval" || key == "elasticgrowtimeout" ||
-                   key == "elasticgrowcooldown") {
-            auto d = parse_duration(l.key, l.value);
-            if (!d || d.value() == 0)
-                return l.error("a duration such as 5, 30s or 2m, at least 1 s");
-            (key == "elasticinterval"      ? c.elastic.interval_s
-             : key == "elasticgrowtimeout" ? c.elastic.grow_timeout_s
-                                           : c.elastic.grow_cooldown_s) = d.value();
+        } else if (key.starts_with("elastic")) {
+            err = parse_elastic_key(l, key, c.elastic);
         } else if (key == "riskmodel") {
             c.risk_model = resolve(base, l.value);
-        } else if (key == "elasticpolicy") {
-            const std::string v = text::lower(l.value);
-            if (v != "goodput" && v != "priority")
-                return l.error("goodput or priority");
-            c.elastic.policy = v;
-        } else if (key == "elasticmingain") {
-            err = parse_number(l, 0, 1, c.elastic.min_gain);
         } else if (key == "commshare") {
             err = parse_number(l, 0.01, 0.99, c.comm_share);
         } else if (key == "placementhold") {
             err = parse_bool(l, c.placement_hold);
         } else {
-            return l.error(
-                "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
-                "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
-                "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
-                "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, RiskModel, Debug, "
-                "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
-                "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare, PlacementHold");
+            return unknown_key(l);
         }
         if (err)
             return *err;
