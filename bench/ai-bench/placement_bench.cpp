@@ -27,6 +27,7 @@
 #include <cstdio>
 #include <memory>
 #include <optional>
+#include <numeric>
 #include <random>
 #include <set>
 #include <string>
@@ -113,6 +114,45 @@ ClusterState with_failure_history(ClusterState &state, const LearnedRisk &model,
     ClusterState learned = state;
     learned.learned = std::make_shared<LearnedRiskView>(LearnedRiskView{&model, std::move(history)});
     return learned;
+}
+
+// Places every probe (the shapes cycled) by the engine, tree best fit and, with a learned
+// state, the engine with the learned model, on the same state without allocating; times
+// each decision into stats. Returns how many probes the engine placed less efficiently.
+int time_probes(const PlacementEngine &engine, const ClusterState &state,
+                const ClusterState *learned_state, const std::vector<Shape> &probe_shapes,
+                int probes, bool verbose, ProbeStats stats[3]) {
+    const PlacementPolicy bestfit = *make_policy("tree-bestfit");
+    const int policies_timed = learned_state ? 3 : 2;
+    int below = 0;
+    for (int i = 0; i < probes; ++i) {
+        auto d = make_job(probe_shapes[i % probe_shapes.size()]);
+        engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
+        double eff[3] = {-1, -1, -1};
+        const PlacementPolicy *policies[3] = {&engine_policy(), &bestfit, &engine_policy()};
+        for (int k = 0; k < policies_timed; ++k) {
+            auto start = std::chrono::steady_clock::now();
+            auto dec = engine.place(d, k == 2 ? *learned_state : state, *policies[k]);
+            stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
+                                      std::chrono::steady_clock::now() - start)
+                                      .count());
+            if (dec.placement) {
+                ++stats[k].fits;
+                eff[k] = dec.placement->efficiency;
+                stats[k].eff.push_back(eff[k]);
+            }
+        }
+        if (eff[0] >= 0 && eff[1] >= 0 && eff[0] < eff[1] - 1e-9)
+            ++below;
+        if (verbose)
+            std::printf(
+                "  probe %d: %u x %u GPUs %s: engine %.3f ms eff %.3f, tree-bestfit %.3f ms "
+                "eff %.3f\n",
+                i, d.min_nodes, d.gpus_per_node ? d.gpus_per_node : d.total_gpus,
+                std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
+                stats[1].ms.back(), eff[1]);
+    }
+    return below;
 }
 
 // Places jobs of the mix, alternately by tree best fit and at random, until `occupancy` of
@@ -247,7 +287,6 @@ int main(int argc, char **argv) {
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
-        const PlacementPolicy bestfit = *make_policy("tree-bestfit");
 
         // Fill to the occupancy, then end a quarter of the jobs.
         ClusterState state(g);
@@ -275,34 +314,8 @@ int main(int argc, char **argv) {
         if (learned_state)
             learned_state->wanted = state.wanted;
         ProbeStats stats[3];
-        int below = 0;
-        for (int i = 0; i < probes; ++i) {
-            auto d = make_job(probe_shapes[i % probe_shapes.size()]);
-            engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
-            double eff[3] = {-1, -1, -1};
-            const PlacementPolicy *policies[3] = {&engine_policy(), &bestfit, &engine_policy()};
-            for (int k = 0; k < (model ? 3 : 2); ++k) {
-                auto start = std::chrono::steady_clock::now();
-                auto dec = engine.place(d, k == 2 ? *learned_state : state, *policies[k]);
-                stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
-                                          std::chrono::steady_clock::now() - start)
-                                          .count());
-                if (dec.placement) {
-                    ++stats[k].fits;
-                    eff[k] = dec.placement->efficiency;
-                    stats[k].eff.push_back(eff[k]);
-                }
-            }
-            if (eff[0] >= 0 && eff[1] >= 0 && eff[0] < eff[1] - 1e-9)
-                ++below;
-            if (verbose)
-                std::printf(
-                    "  probe %d: %u x %u GPUs %s: engine %.3f ms eff %.3f, tree-bestfit %.3f ms "
-                    "eff %.3f\n",
-                    i, d.min_nodes, d.gpus_per_node ? d.gpus_per_node : d.total_gpus,
-                    std::string(to_string(d.comm.pattern)).c_str(), stats[0].ms.back(), eff[0],
-                    stats[1].ms.back(), eff[1]);
-        }
+        const int below = time_probes(engine, state, learned_state ? &*learned_state : nullptr,
+                                      probe_shapes, probes, verbose, stats);
         for (int k = 0; k < (model ? 3 : 2); ++k)
             print_row(n, probes, k == 0 ? "engine" : k == 1 ? "tree-bestfit" : "engine+model",
                       stats[k], k == 0 ? std::to_string(below) : "-");
@@ -310,15 +323,9 @@ int main(int argc, char **argv) {
         engine_nodes_p99.push_back({n, percentile(stats[0].ms, 0.99)});
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
                                     std::max(percentile(stats[1].ms, 0.99), 1e-9)});
-        double ratio = 0;
-        {
-            double a = 0, b = 0;
-            for (double v : stats[0].ms)
-                a += v;
-            for (double v : stats[1].ms)
-                b += v;
-            ratio = b > 0 ? a / b : 0;
-        }
+        const double engine_ms = std::accumulate(stats[0].ms.begin(), stats[0].ms.end(), 0.0);
+        const double base_ms = std::accumulate(stats[1].ms.begin(), stats[1].ms.end(), 0.0);
+        const double ratio = base_ms > 0 ? engine_ms / base_ms : 0;
         std::printf(
             "%-7d graph built in %.1f ms; %.0f%% GPUs busy; engine/baseline decision time %.2fx\n",
             n, build_ms, 100 * busy / total, ratio);
