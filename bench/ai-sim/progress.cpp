@@ -17,6 +17,12 @@ std::vector<int> gpus_per_host(const Placement &p) {
     return out;
 }
 
+// The shapes a demand allows, for the ideal of a measured job.
+AskedShape asked_shape(const JobDemand &d) {
+    return {static_cast<int>(d.min_nodes), static_cast<int>(d.max_nodes),
+            static_cast<int>(d.gpus_per_node)};
+}
+
 // Relative change under which a recosted step counts as unchanged.
 constexpr double kSettled = 1e-3;
 
@@ -40,7 +46,7 @@ StepEstimate Run::placed_estimate(int j, const Placement &p, const JobDemand &d)
         // Strong scaling: the global batch stays what the job asks, so each GPU takes its
         // share of it.
         const double local = gpus > 0 ? job.local_bsz * job.gpus / gpus : job.local_bsz;
-        return steps_.from_measurements(job.model, local, per_host);
+        return steps_.from_measurements(job.model, local, per_host, asked_shape(d));
     }
     Placement q = p;
     q.comm_s = engine_.cost_model().estimate(d, p).seconds;
@@ -56,10 +62,16 @@ double Run::base_step(int j) const {
     const SimJob &job = jobs_[j];
     const JobState &s = js_[j];
     if (!job.model.empty()) {
-        std::vector<int> asked = gpus_per_host(s.placement);
-        if (job.is_elastic())
-            asked.assign(static_cast<std::size_t>(job.nodes), job.gpus / job.nodes);
-        return steps_.from_measurements(job.model, job.local_bsz, asked).ideal_step_s;
+        if (!job.is_elastic())
+            return steps_
+                .from_measurements(job.model, job.local_bsz, gpus_per_host(s.placement),
+                                   asked_shape(job.demand))
+                .ideal_step_s;
+        // At the size it asks: -N n --gpus-per-node=g, one shape.
+        const int g = job.gpus / job.nodes;
+        const std::vector<int> asked(static_cast<std::size_t>(job.nodes), g);
+        return steps_.from_measurements(job.model, job.local_bsz, asked, {job.nodes, job.nodes, g})
+            .ideal_step_s;
     }
     if (!job.is_elastic())
         return s.alone.ideal_step_s;

@@ -132,6 +132,9 @@ class Run {
     // scheduler.cpp
     bool fits_now(const Shape &s) const;
     // held: set when the policy could place the job but holds it (locality, PlacementHold).
+    // The demand as slurmctld hands it to the plugin at t: with how long the job has
+    // waited and its time limit.
+    JobDemand at_test(int j, double t, const JobDemand &demand) const;
     std::optional<Placement> place(int j, double t, const JobDemand &demand,
                                    const ClusterState &view, const PlacementPolicy &policy,
                                    bool *held = nullptr);

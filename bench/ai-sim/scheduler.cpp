@@ -46,12 +46,17 @@ bool Run::fits_now(const Shape &s) const {
     return hosts >= s.hosts;
 }
 
-std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
-                                    const ClusterState &view, const PlacementPolicy &policy,
-                                    bool *held) {
+JobDemand Run::at_test(int j, double t, const JobDemand &demand) const {
     JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
     d.time_limit_s = static_cast<std::uint32_t>(jobs_[j].limit_s);
+    return d;
+}
+
+std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
+                                    const ClusterState &view, const PlacementPolicy &policy,
+                                    bool *held) {
+    const JobDemand d = at_test(j, t, demand);
     auto t0 = std::chrono::steady_clock::now();
     auto decision = engine_.place(d, view, policy);
     result_.placement_ms +=

@@ -209,9 +209,7 @@ void Run::start(int j, double t, Placement p, const JobDemand &demand) {
         pair->regime = job.regime;
         pair->gpus = job.gpus;
         pair->aware = p.hosts;
-        JobDemand d = demand;
-        d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - job.submit_s));
-        if (auto blind = engine_.place(d, state_, blind_policy_).placement)
+        if (auto blind = engine_.place(at_test(j, t, demand), state_, blind_policy_).placement)
             pair->blind = blind->hosts;
     }
     for (std::size_t i = 0; i < p.hosts.size(); ++i) {

@@ -155,15 +155,20 @@ StepTimes::Point StepTimes::shape_mean(const Model &m, const Shape &want, double
     return sum;
 }
 
-StepTimes::Point StepTimes::best_for_gpus(const Model &m, int gpus, double bsz) const {
+StepTimes::Point StepTimes::best_for_gpus(const Model &m, int gpus, double bsz,
+                                          const AskedShape &asked) const {
     bool found = false;
     Point best{bsz, 0, 0};
+    const int most_nodes = asked.max_nodes > 0 ? std::min(asked.max_nodes, max_nodes_) : max_nodes_;
+    auto refused = [&](char c) {
+        return c == '?' || c - '0' > max_gpus_per_node_ ||
+               (asked.per_node > 0 && c - '0' != asked.per_node);
+    };
     for (const auto &[s, keys] : m.keys_of_shape) {
-        if (s.gpus != gpus || s.nodes > max_nodes_)
+        if (s.gpus != gpus || s.nodes > most_nodes || s.nodes < asked.min_nodes)
             continue;
         for (const auto &k : keys) {
-            if (std::any_of(k.begin(), k.end(),
-                            [&](char c) { return c == '?' || c - '0' > max_gpus_per_node_; }))
+            if (std::any_of(k.begin(), k.end(), refused))
                 continue;
             Point p = at(m.by_key.at(k), bsz);
             if (!found || p.step < best.step) {
@@ -174,12 +179,15 @@ StepTimes::Point StepTimes::best_for_gpus(const Model &m, int gpus, double bsz) 
     }
     if (found)
         return best;
-    int nodes = std::max(1, (gpus + max_gpus_per_node_ - 1) / std::max(max_gpus_per_node_, 1));
+    int nodes = asked.per_node > 0 ? gpus / asked.per_node
+                                   : (gpus + max_gpus_per_node_ - 1) / std::max(max_gpus_per_node_, 1);
+    nodes = std::max({std::min(nodes, most_nodes), asked.min_nodes, 1});
     return shape_mean(m, {nodes, gpus}, bsz);
 }
 
 StepEstimate StepTimes::from_measurements(const std::string &model, double local_bsz,
-                                          const std::vector<int> &gpus_per_node) const {
+                                          const std::vector<int> &gpus_per_node,
+                                          const AskedShape &asked) const {
     const Model &m = models_.at(model);
     StepEstimate e;
     std::string key = placement_key(gpus_per_node);
@@ -192,7 +200,7 @@ StepEstimate StepTimes::from_measurements(const std::string &model, double local
         here = shape_mean(m, {static_cast<int>(key.size()), gpus}, local_bsz);
         e.source = StepSource::kNearestShape;
     }
-    Point ideal = best_for_gpus(m, gpus, local_bsz);
+    Point ideal = best_for_gpus(m, gpus, local_bsz, asked);
     e.step_s = here.step;
     e.comm_s = here.sync;
     e.ideal_step_s = std::min(ideal.step, here.step);

@@ -12,7 +12,9 @@
 //     of the step on the ideal placement, S the median sync share of the measured
 //     multi-GPU configurations unless given.
 // Either way, a job's recorded duration is its run time on the ideal placement, and on
-// another placement it runs step / ideal step times as long.
+// another placement it runs step / ideal step times as long. The ideal placement is the
+// best one the job's request allows: a job that fixes its node count and GPUs per node
+// (-N n --gpus-per-node=g, as an elastic job asks) has one shape to be placed in.
 #pragma once
 
 #include <map>
@@ -26,6 +28,12 @@ namespace slurm_ai::sim {
 
 enum class StepSource { kMeasured, kNearestShape, kCostModel };
 const char *to_string(StepSource s);
+
+// The placements a request allows, as shapes: node counts and GPUs per node (0: any).
+struct AskedShape {
+    int min_nodes = 1, max_nodes = 0;  // max 0: any number
+    int per_node = 0;
+};
 
 struct StepEstimate {
     double step_s = 1;  // per step on the placement
@@ -57,7 +65,8 @@ class StepTimes {
     std::string rule() const;
 
     StepEstimate from_measurements(const std::string &model, double local_bsz,
-                                   const std::vector<int> &gpus_per_node) const;
+                                   const std::vector<int> &gpus_per_node,
+                                   const AskedShape &asked = {}) const;
     // From a placement the engine scored (comm_s and lower_bound_s filled).
     StepEstimate from_cost_model(const Placement &p) const;
     // An elastic job on a placement of another size than it asks: its computation per
@@ -91,7 +100,7 @@ class StepTimes {
     };
     static Point at(const std::vector<Point> &points, double bsz);
     Point shape_mean(const Model &m, const Shape &s, double bsz) const;
-    Point best_for_gpus(const Model &m, int gpus, double bsz) const;
+    Point best_for_gpus(const Model &m, int gpus, double bsz, const AskedShape &asked) const;
 
     double comm_share_ = 0.3;
     int max_gpus_per_node_ = 0, max_nodes_ = 0;

@@ -244,6 +244,25 @@ TEST_CASE("measured step times: a measured placement gives the file's figures", 
     CHECK_FALSE(steps.measured("resnet"));
 }
 
+TEST_CASE("measured step times: the ideal is the best placement the request allows", "[sim]") {
+    auto m = testbed::load_measurements(kMeasured);
+    REQUIRE(m.ok());
+    StepTimes steps(m.value(), 4, 16, 0);
+    // On the testbed, 8 GPUs of bert run faster spread over more nodes than as 4 + 4: a
+    // job asking --gpus=8 could have had that placement.
+    const auto flexible = steps.from_measurements("bert", 8, {4, 4});
+    REQUIRE(flexible.source == StepSource::kMeasured);
+    CHECK(flexible.ideal_step_s < flexible.step_s);
+    // One asking -N 2 --gpus-per-node=4 could not: its ideal is this placement.
+    const auto fixed = steps.from_measurements("bert", 8, {4, 4}, {2, 2, 4});
+    CHECK(fixed.ideal_step_s == Approx(fixed.step_s));
+    CHECK(fixed.step_s == Approx(flexible.step_s));
+    // Two to four nodes of any split: no better than the best of those, no worse than here.
+    const auto ranged = steps.from_measurements("bert", 8, {4, 4}, {2, 4, 0});
+    CHECK(ranged.ideal_step_s >= flexible.ideal_step_s);
+    CHECK(ranged.ideal_step_s <= ranged.step_s);
+}
+
 TEST_CASE("cost-model step times keep the stated communication share", "[sim]") {
     StepTimes steps(0.25);
     Placement p;
