@@ -17,6 +17,40 @@ struct Scored {
     double objective = 0;
 };
 
+// Two hosts the objective cannot tell apart: cabled alike, in the same NVLink domain, of
+// one node topology, with the same free GPUs and the same record in Slurm and in the
+// failure history. Swapping either into a placement scores the same, so the local search
+// tries one host of each kind.
+bool interchangeable_hosts(const SearchContext &c, int a, int b) {
+    if (a == b)
+        return true;
+    const ClusterState &s = c.state;
+    const ClusterGraph &g = c.engine.graph();
+    if (s.learned)  // it reads each host's own history
+        return false;
+    if (g.host_leaf(a) != g.host_leaf(b) || g.nvlink_domain(a) != g.nvlink_domain(b) ||
+        &g.node(a) != &g.node(b) || c.capacity[a] != c.capacity[b])
+        return false;
+    if (s.free_gpus[a] != s.free_gpus[b] || s.usable[a] != s.usable[b] ||
+        s.down[a] != s.down[b] || s.failures[a] != s.failures[b] || s.weight[a] != s.weight[b])
+        return false;
+    const auto &pa = g.ports(a), &pb = g.ports(b);
+    return std::equal(pa.begin(), pa.end(), pb.begin(), pb.end(),
+                      [](const HostPort &x, const HostPort &y) {
+                          return x.leaf == y.leaf && x.rail == y.rail && x.gbs == y.gbs;
+                      });
+}
+
+// The hosts of `hosts` not interchangeable with an earlier one.
+std::vector<int> one_of_each_kind(const SearchContext &c, const std::vector<int> &hosts) {
+    std::vector<int> out;
+    for (int h : hosts)
+        if (std::none_of(out.begin(), out.end(),
+                         [&](int k) { return interchangeable_hosts(c, h, k); }))
+            out.push_back(h);
+    return out;
+}
+
 }  // namespace
 
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
@@ -86,7 +120,11 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
                     if (!chosen.count(h) && c.capacity[h] > 0)
                         spare.push_back(h);
             }
-            for (std::size_t i = 0; i < best.p.hosts.size() && !improved; ++i)
+            spare = one_of_each_kind(c, spare);
+            const std::vector<int> kinds = one_of_each_kind(c, best.p.hosts);
+            for (std::size_t i = 0; i < best.p.hosts.size() && !improved; ++i) {
+                if (std::find(kinds.begin(), kinds.end(), best.p.hosts[i]) == kinds.end())
+                    continue;  // a host of the same kind came earlier: the same swaps
                 for (int h : spare) {
                     if (Clock::now() > deadline)
                         break;
@@ -99,6 +137,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
                         break;
                     }
                 }
+            }
         }
     }
     return best.p;
