@@ -1,6 +1,5 @@
 #include "slurm_ai/placement/cluster_state.hpp"
 
-#include <bit>
 
 #include "slurm_ai/placement/placement.hpp"
 
@@ -33,8 +32,21 @@ bool ClusterState::domain_degraded(int domain) const {
     return false;
 }
 
+namespace {
+
+// Set bits of a mask, in registers: x86-64's baseline has no POPCNT instruction, and there
+// std::popcount calls libgcc's byte-table loop, 5% of the engine's decision time.
+int set_bits(GpuMask m) {
+    m = m - ((m >> 1) & 0x5555555555555555ull);
+    m = (m & 0x3333333333333333ull) + ((m >> 2) & 0x3333333333333333ull);
+    m = (m + (m >> 4)) & 0x0f0f0f0f0f0f0f0full;
+    return static_cast<int>((m * 0x0101010101010101ull) >> 56);
+}
+
+}  // namespace
+
 int ClusterState::free_gpu_count(int host) const {
-    return std::popcount(free_gpus[host]);
+    return set_bits(free_gpus[host]);
 }
 
 bool ClusterState::host_free(int host) const {

@@ -80,7 +80,12 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
     // risk term may trade efficiency only down to it.
     std::vector<Scored> candidates;
+    std::vector<std::vector<int>> seen;  // host sets already scored: rivals often repeat one
     for (auto &fit : fits) {
+        std::sort(fit.hosts.begin(), fit.hosts.end());
+        if (std::find(seen.begin(), seen.end(), fit.hosts) != seen.end())
+            continue;
+        seen.push_back(fit.hosts);
         candidates.push_back(evaluate(fit.hosts));
         if (Clock::now() > deadline)
             break;
