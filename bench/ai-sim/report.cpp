@@ -629,7 +629,8 @@ int write_report(const ReportOptions &o) {
     line("  without its failure-risk term), and `suite`: the engine with what runs beside it,");
     line("  ai-elasticd (the goodput rule) and ai-recover. `ideal` runs the same jobs through");
     line("  the same scheduler, placed by tree best fit, with every job at the speed of its");
-    line("  ideal placement and no contention: the limit of what placement can give. The");
+    line("  ideal placement (the best its request allows: a job asking -N n --gpus-per-node=g");
+    line("  has one shape) and no contention: the limit of what placement can give. The");
     line("  engine's time budget is raised so that its local search always converges: a run");
     line("  does not depend on the machine's speed.");
     line("- **Slurm's scheduling,** with sched/backfill's defaults of Slurm 22.05: the main");

@@ -114,8 +114,8 @@ std::string StepTimes::rule() const {
     out += fmt::format(
         "{} jobs take communication per step from the placement engine's cost model, with "
         "computation set so that communication is {:.0f}% of a step on the ideal placement{}. A "
-        "recorded duration is the run time on the ideal placement; on another one a job runs "
-        "step / ideal step times as long.",
+        "recorded duration is the run time on the ideal placement (the best the job's request "
+        "allows); on another one a job runs step / ideal step times as long.",
         models_.empty() ? "All" : "Other", comm_share_ * 100,
         models_.empty() ? "" : " (the median sync share of the measured multi-GPU configurations)");
     return out;
