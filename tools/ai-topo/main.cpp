@@ -14,8 +14,10 @@
 #include "bad_input.hpp"
 
 #include "graphviz.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
+#include "slurm_ai/topology/gpu_fabric.hpp"
 #include "slurm_ai/topology/gres_conf.hpp"
 #include "slurm_ai/topology/topology_file.hpp"
 #include "summary.hpp"
@@ -50,10 +52,25 @@ std::string fmt_gbs(double gbs) {
 
 // --- subcommands --------------------------------------------------------------------
 
+// The file's GPU fabric report when it is nvidia-smi output, else nullopt.
+std::optional<NodeGpuFabric> gpu_fabric_file(const std::string &path) {
+    auto text = take(read_text_file(path));
+    if (!looks_like_gpu_fabric(text))
+        return std::nullopt;
+    return take(parse_gpu_fabric(text, path));
+}
+
 int cmd_show(const std::vector<std::string> &files, const std::string &map_path, bool as_json) {
     auto map = load_map(map_path);
     json all = json::array();
     for (const auto &path : files) {
+        if (auto node = gpu_fabric_file(path)) {
+            if (as_json)
+                all.push_back({{"file", path}, {"kind", "gpu-fabric"}, {"topology", *node}});
+            else
+                std::cout << cli::summarize(*node);
+            continue;
+        }
         auto f = take(load_topology_file(path, map ? &*map : nullptr));
         if (as_json)
             all.push_back({{"file", path}, {"kind", kind_of(f)}, {"topology", file_json(f)}});
@@ -68,12 +85,17 @@ int cmd_show(const std::vector<std::string> &files, const std::string &map_path,
 int cmd_discover(bool as_json) {
     auto node = take(discover_local_node());
     auto fabric = discover_ib_fabric();
+    auto gpu_fabric = discover_gpu_fabric();
     if (as_json) {
         json j{{"node", node}};
         if (fabric)
             j["fabric"] = fabric.value();
         else
             j["fabric_error"] = fabric.error().message();
+        if (gpu_fabric)
+            j["gpu_fabric"] = gpu_fabric.value();
+        else
+            j["gpu_fabric_error"] = gpu_fabric.error().message();
         std::cout << j.dump(2) << '\n';
         return 0;
     }
@@ -82,6 +104,10 @@ int cmd_discover(bool as_json) {
         std::cout << cli::summarize(fabric.value());
     else
         std::cout << "fabric: not discovered: " << fabric.error().message() << '\n';
+    if (gpu_fabric)
+        std::cout << cli::summarize(gpu_fabric.value());
+    else
+        std::cout << "GPU fabric: not discovered: " << gpu_fabric.error().message() << '\n';
     return 0;
 }
 
@@ -113,6 +139,48 @@ struct ConvertArgs {
     std::vector<int> block_sizes;
     bool no_header = false;
 };
+
+// NVLink domains from hosts' GPU fabric reports, as ai_select.conf, topology.conf (block)
+// or topology.yaml lines.
+int cmd_domains(const std::string &input, const std::string &output, const ConvertArgs &args,
+                bool as_json) {
+    const auto hosts = take(load_host_gpu_fabrics(input));
+    const Fabric fabric = take(fabric_from_gpu_fabrics(hosts, input));
+    for (const auto &h : hosts)
+        if (!h.problem.empty())
+            std::cerr << fmt::format("ai-topo: {}: left out of every NVLink domain: {}\n",
+                                     h.host, h.problem);
+    BlockConfStyle blocks;
+    blocks.header = !args.no_header;
+    blocks.sizes = args.block_sizes;
+    std::string text;
+    if (args.to == "select") {
+        text = write_nvlink_domain_lines(fabric, hosts);
+    } else if (args.to == "block") {
+        text = take(write_block_conf(fabric, blocks));
+    } else {
+        TopologyYamlStyle style;
+        style.header = !args.no_header;
+        style.blocks = blocks;
+        text = take(write_topology_yaml(fabric, style));
+    }
+    json domains = json::array(), left_out = json::array();
+    for (const auto &d : fabric.nvlink_domains) {
+        std::vector<std::string> names;
+        for (int h : d.hosts)
+            names.push_back(fabric.nodes[static_cast<std::size_t>(h)].name);
+        domains.push_back({{"name", d.name}, {"hosts", compress_hostlist(names)}});
+    }
+    for (const auto &h : hosts)
+        if (!h.problem.empty())
+            left_out.push_back({{"host", h.host}, {"problem", h.problem}});
+    emit(text, output, as_json, "text",
+         json{{"hosts", hosts.size()}, {"domains", domains}, {"left_out", left_out},
+              {"form", args.to}},
+         fmt::format("{} form; {} NVLink domains over {} hosts", args.to,
+                     fabric.nvlink_domains.size(), hosts.size()));
+    return 0;
+}
 
 int cmd_convert(const std::string &input, const std::string &map_path, const std::string &output,
                 const ConvertArgs &args, bool as_json) {
@@ -291,7 +359,8 @@ int main(int argc, char **argv) {
 
     auto *show = app.add_subcommand("show",
                                     "Summarize topology files (hwloc XML, NCCL XML, "
-                                    "topology.conf, ibnetdiscover, topograph model)");
+                                    "topology.conf, ibnetdiscover, topograph model) and "
+                                    "nvidia-smi's GPU fabric reports");
     show->add_option("files", files, "Topology files")->required()->check(CLI::ExistingFile);
     show->add_option("--map", map_path, "GUID-to-hostname map for ibnetdiscover files")
         ->check(CLI::ExistingFile);
@@ -333,6 +402,35 @@ int main(int argc, char **argv) {
     convert->add_flag("--no-header", conv.no_header, "No first comment line naming the source");
     convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
     convert->add_flag("--json", as_json, "Print JSON");
+
+    auto *domains = app.add_subcommand(
+        "domains",
+        "Multi-node NVLink domains from each host's GPU fabric report (nvidia-smi -q -x, -q or "
+        "--query-gpu=fabric.clusterUuid,fabric.cliqueId): ai_select.conf NvlinkDomain= lines, "
+        "topology.conf BlockName= lines or topology.yaml");
+    domains
+        ->add_option("input", input,
+                     "A directory of captures named by host (HOST.xml, HOST.txt, HOST.csv), or a "
+                     "file of 'host cluster_uuid clique_id' lines ('host -': in no domain)")
+        ->required()
+        ->check(CLI::ExistingPath);
+    ConvertArgs dom;
+    dom.to = "select";
+    domains
+        ->add_option("--to", dom.to,
+                     "select: ai_select.conf lines; block: topology.conf for topology/block; "
+                     "yaml: Slurm 25.05's topology.yaml")
+        ->check(CLI::IsMember({"select", "block", "yaml"}))
+        ->capture_default_str();
+    domains
+        ->add_option("--block-sizes", dom.block_sizes,
+                     "block, yaml: BlockSizes= (default: the largest domain's host count)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->check(CLI::PositiveNumber);
+    domains->add_flag("--no-header", dom.no_header, "No first comment line naming the source");
+    domains->add_option("-o,--output", output, "Write the lines here (default: stdout)");
+    domains->add_flag("--json", as_json, "Print JSON");
 
     GresConfOptions gres;
     auto *gres_conf = app.add_subcommand(
@@ -388,6 +486,8 @@ int main(int argc, char **argv) {
             return cmd_show(files, map_path, as_json);
         if (convert->parsed())
             return cmd_convert(input, map_path, output, conv, as_json);
+        if (domains->parsed())
+            return cmd_domains(input, output, dom, as_json);
         if (gres_conf->parsed())
             return cmd_gres_conf(input, gres, output, as_json);
         if (draw->parsed())

@@ -122,4 +122,31 @@ std::string summarize(const Fabric &f) {
     return out;
 }
 
+std::string summarize(const NodeGpuFabric &n) {
+    std::string out = fmt::format("{}: {}{}, {} GPUs\n", base(n.source), n.format,
+                                  n.driver.empty() ? "" : ", driver " + n.driver, n.gpus.size());
+    if (n.domain)
+        out += fmt::format("  NVLink domain: cluster UUID {}, clique {} (every GPU agrees)\n",
+                           n.domain->cluster_uuid, n.domain->clique_id);
+    else if (!n.problem.empty())
+        out += fmt::format("  NVLink domain: none: {}\n", n.problem);
+    else
+        out += "  NVLink domain: none (no GPU reports a multi-node NVLink domain)\n";
+    if (n.gpus.empty())
+        return out;
+    out += fmt::format("  {:<4} {:<17} {:<12} {:<8} {:<38} {:<7} {}\n", "GPU", "bus id", "state",
+                       "status", "cluster UUID", "clique", "health");
+    auto or_dash = [](const std::string &s) { return s.empty() ? std::string("-") : s; };
+    for (std::size_t i = 0; i < n.gpus.size(); ++i) {
+        const auto &g = n.gpus[i];
+        std::string health = or_dash(g.health);
+        if (!g.bandwidth.empty())
+            health += ", bandwidth " + g.bandwidth;
+        out += fmt::format("  {:<4} {:<17} {:<12} {:<8} {:<38} {:<7} {}\n", i, or_dash(g.bus_id),
+                           or_dash(g.state), or_dash(g.status), or_dash(g.cluster_uuid),
+                           g.clique_id ? std::to_string(*g.clique_id) : "-", health);
+    }
+    return out;
+}
+
 }  // namespace slurm_ai::cli
