@@ -268,8 +268,9 @@ std::string write_nvlink_domain_lines(const Fabric &fabric,
         for (int h : d.hosts)
             names.push_back(fabric.nodes[static_cast<std::size_t>(h)].name);
         const auto *first = by_name.at(names.front());
-        out += fmt::format("# {}: cluster UUID {}, clique {}, {} hosts\n", d.name,
-                           first->domain->cluster_uuid, first->domain->clique_id, names.size());
+        out += fmt::format("# {}: cluster UUID {}, clique {}, {} host{}\n", d.name,
+                           first->domain->cluster_uuid, first->domain->clique_id, names.size(),
+                           names.size() == 1 ? "" : "s");
         out += fmt::format("NvlinkDomain={}\n", compress_hostlist(names));
     }
     for (const auto &h : hosts)

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # ai-topo's two host-dependent subcommands, which golden files cannot pin down:
 # `discover --json` describes this host (at least one PU; without an HCA it says so in
-# fabric_error rather than failing), and `draw` renders real SVG and PNG pictures.
+# fabric_error rather than failing; without libnvidia-ml or nvidia-smi it says so in
+# gpu_fabric_error), reads the GPUs' fabric from nvidia-smi -q -x where NVML does not
+# load (a stand-in nvidia-smi on PATH printing a real GB200 tray's capture), and `draw`
+# renders real SVG and PNG pictures.
 set -euo pipefail
 tool=$1 data=$2
 tmp=$(mktemp -d)
@@ -19,6 +22,39 @@ else:
     assert d["fabric"]["hosts"] or d["fabric"]["switches"], d["fabric"]
 PY
 
+# The GPU fabric, live: no NVML here (CI has no GPU), so nvidia-smi's XML, or an error
+# naming both.
+mkdir -p "$tmp/bin"
+if ! command -v nvidia-smi >/dev/null && ! ldconfig -p | grep -q libnvidia-ml.so.1; then
+    python3 - "$tmp/discover.json" <<'PY'
+import json, sys
+e = json.load(open(sys.argv[1]))["gpu_fabric_error"]
+assert "libnvidia-ml.so.1" in e and "nvidia-smi is not on PATH" in e, e
+PY
+    cat >"$tmp/bin/nvidia-smi" <<SH
+#!/bin/sh
+[ "\$*" = "-q -x" ] && exec cat "$data/gpu-fabric/nvidia-smi-qx-gb200.xml"
+exit 9
+SH
+    chmod +x "$tmp/bin/nvidia-smi"
+    PATH="$tmp/bin:$PATH" "$tool" discover --json >"$tmp/gb200.json"
+    python3 - "$tmp/gb200.json" <<'PY'
+import json, sys
+g = json.load(open(sys.argv[1]))["gpu_fabric"]
+assert g["format"] == "nvidia-smi-xml" and g["source"] == "nvidia-smi", g
+assert len(g["gpus"]) == 4, g["gpus"]
+assert g["nvlink_domain"] == {"cluster_uuid": "00000001-0000-0000-0000-000000000001",
+                              "clique_id": 2}, g["nvlink_domain"]
+PY
+    printf '#!/bin/sh\nexit 9\n' >"$tmp/bin/nvidia-smi"
+    PATH="$tmp/bin:$PATH" "$tool" discover --json >"$tmp/fail.json"
+    grep -q 'nvidia-smi -q -x failed (exit status 9)' "$tmp/fail.json" ||
+        { echo "FAIL: a failing nvidia-smi is not named"; cat "$tmp/fail.json"; exit 1; }
+    fabric_note="GPU fabric from nvidia-smi's XML (NVML absent)"
+else
+    fabric_note="GPU fabric: this host has NVML or nvidia-smi; the stand-in was not used"
+fi
+
 "$tool" draw "$data/hwloc/nvidiaDGX2.xml" -o "$tmp/dgx2.svg" >/dev/null
 grep -q '<svg' "$tmp/dgx2.svg" || { echo "FAIL: no SVG"; exit 1; }
 [ "$(grep -c '>GPU [0-9]*<' "$tmp/dgx2.svg")" -eq 16 ] ||
@@ -27,4 +63,4 @@ grep -q '12 NVSwitches' "$tmp/dgx2.svg" || { echo "FAIL: no NVSwitch box"; exit 
 "$tool" draw --map "$data/fabric/X5.map" "$data/fabric/X5.topofile" -o "$tmp/x5.png" >/dev/null
 [ "$(head -c 8 "$tmp/x5.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: x5.png is not a PNG"; exit 1; }
-echo "PASS: discover describes this host; draw wrote SVG (16 GPUs) and PNG"
+echo "PASS: discover describes this host; $fabric_note; draw wrote SVG (16 GPUs) and PNG"
