@@ -143,7 +143,7 @@ Parsed<NodeGpuFabric> load_gpu_fabric(const std::string &path) {
 
 namespace {
 
-// `host cluster_uuid clique_id` lines, or `host -`.
+// `host cluster_uuid clique_id` lines, or `host -`; a UUID of zeros or N/A: in no domain.
 Parsed<std::vector<HostGpuFabric>> parse_host_lines(std::string_view text,
                                                     const std::string &source) {
     std::vector<HostGpuFabric> out;
@@ -171,18 +171,21 @@ Parsed<std::vector<HostGpuFabric>> parse_host_lines(std::string_view text,
         }
         if (words.size() != 3)
             return bad("line", line, "'host cluster_uuid clique_id' or 'host -'");
+        // As nvidia-smi prints a GPU in no domain: N/A, or an all-zero UUID.
+        const bool outside = words[1] == "N/A" || all_zeros(words[1]);
         std::uint32_t clique = 0;
         auto [end, ec] = std::from_chars(words[2].data(), words[2].data() + words[2].size(), clique);
-        if (ec != std::errc() || end != words[2].data() + words[2].size())
+        if ((ec != std::errc() || end != words[2].data() + words[2].size()) &&
+            !(outside && words[2] == "N/A"))
             return bad("clique_id", words[2], "an unsigned 32-bit integer");
-        if (words[1].size() != 36 || !std::all_of(words[1].begin(), words[1].end(), [](char c) {
-                return is_hex(c) || c == '-';
-            }))
-            return bad("cluster_uuid", words[1], "a UUID of 8-4-4-4-12 hex digits");
-        if (all_zeros(words[1]))
-            return bad("cluster_uuid", words[1],
-                       "a non-zero UUID (all zeros: the host is in no domain; write 'host -')");
-        h.domain = NvlinkCliqueId{lower(words[1]), clique};
+        if (words[1].size() != 36 && words[1] != "N/A")
+            return bad("cluster_uuid", words[1], "a UUID of 8-4-4-4-12 hex digits, or N/A");
+        if (!std::all_of(words[1].begin(), words[1].end(),
+                         [](char c) { return is_hex(c) || c == '-'; }) &&
+            words[1] != "N/A")
+            return bad("cluster_uuid", words[1], "a UUID of 8-4-4-4-12 hex digits, or N/A");
+        if (!outside)
+            h.domain = NvlinkCliqueId{lower(words[1]), clique};
         out.push_back(std::move(h));
     }
     return out;

@@ -316,7 +316,14 @@ TEST_CASE("gpu fabric: host lines, and what they refuse", "[gpu_fabric]") {
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().field == "clique_id");
     CHECK(bad.error().value == "-2");
-    write(file, "gb-01 00000000-0000-0000-0000-000000000000 0\n");
+    // nvidia-smi's forms of "in no domain" are read as such.
+    write(file, "hgx-01 00000000-0000-0000-0000-000000000000 0\nl40-01 N/A N/A\n");
+    auto outside = load_host_gpu_fabrics(file.string());
+    REQUIRE(outside.ok());
+    REQUIRE(outside->size() == 2);
+    CHECK_FALSE(outside.value()[0].domain);
+    CHECK_FALSE(outside.value()[1].domain);
+    write(file, "gb-01 aaaaaaaa-0000-4000-8000-00000000000g 0\n");
     bad = load_host_gpu_fabrics(file.string());
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().field == "cluster_uuid");

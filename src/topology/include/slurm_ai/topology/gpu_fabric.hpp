@@ -91,7 +91,8 @@ struct HostGpuFabric {
 
 // Host reports from `path`: a directory of captures named by host (the file name up to
 // its first dot: dgx-01.xml, gb-07.nvidia-smi.txt), or a file of lines
-// `host cluster_uuid clique_id` (# comments; `host -` for a host in no domain).
+// `host cluster_uuid clique_id` (# comments; `host -`, or nvidia-smi's all-zero UUID or
+// N/A, for a host in no domain).
 Parsed<std::vector<HostGpuFabric>> load_host_gpu_fabrics(const std::string &path);
 
 // The cluster the reports describe: every host a node, each domain of two or more hosts
