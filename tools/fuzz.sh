@@ -145,6 +145,11 @@ print("\n".join(out + ["    blocks:"] + blocks))
 PY
             ;;
         topograph_model) seed_files "$d" "$data"/fabric/topograph/*.yaml ;;
+        gpu_fabric)  # every nvidia-smi capture, and CSV lines of its fabric fields
+            seed_files "$d" "$data"/gpu-fabric/nvidia-smi-*
+            printf '00000001-0000-0000-0000-000000000001, 2\nN/A, N/A\n' | seed "$d"
+            printf 'pci.bus_id, fabric.state, fabric.status, fabric.clusterUuid, fabric.cliqueId\n00000009:01:00.0, Completed, Success, 00000002-0000-0000-0000-000000000002, 4\n' |
+                seed "$d" ;;
         clos_csv)  # Lingjun's topo.csv whole, and its first 40 hosts
             seed_files "$d" "$data"/fabric/lingjun-topo.csv
             head -n 41 "$data"/fabric/lingjun-topo.csv | seed "$d" ;;
