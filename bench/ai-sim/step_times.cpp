@@ -179,8 +179,8 @@ StepTimes::Point StepTimes::best_for_gpus(const Model &m, int gpus, double bsz,
     }
     if (found)
         return best;
-    int nodes = asked.per_node > 0 ? gpus / asked.per_node
-                                   : (gpus + max_gpus_per_node_ - 1) / std::max(max_gpus_per_node_, 1);
+    const int per_node = std::max(max_gpus_per_node_, 1);
+    int nodes = asked.per_node > 0 ? gpus / asked.per_node : (gpus + per_node - 1) / per_node;
     nodes = std::max({std::min(nodes, most_nodes), asked.min_nodes, 1});
     return shape_mean(m, {nodes, gpus}, bsz);
 }

@@ -1,7 +1,6 @@
 #include <algorithm>
 #include <limits>
 #include <map>
-#include <unordered_map>
 
 #include "collectives.hpp"
 
@@ -24,17 +23,30 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
     const auto &by_host = m.ranks_by_host();
     const ClusterGraph &g = m.graph();
 
-    // Islands: a domain's ranks (key: domain), else a host's (key: -1 - host).
-    auto island = [&](int r) { return m.domain_of(r) >= 0 ? m.domain_of(r) : -1 - m.host_of(r); };
-    std::unordered_map<int, int> island_size;
-    for (int r = 0; r < p; ++r)
-        ++island_size[island(r)];
+    // Islands: a domain's ranks (key: domain), else a host's (key: -1 - host), numbered
+    // densely (flat arrays: this runs for every candidate of a decision in slurmctld).
+    std::vector<int> island_key, island_of(static_cast<std::size_t>(p));
+    std::vector<double> island_size;
+    for (int r = 0; r < p; ++r) {
+        const int key = m.domain_of(r) >= 0 ? m.domain_of(r) : -1 - m.host_of(r);
+        auto it = std::find(island_key.begin(), island_key.end(), key);
+        if (it == island_key.end()) {
+            island_key.push_back(key);
+            island_size.push_back(0);
+            it = std::prev(island_key.end());
+        }
+        island_of[static_cast<std::size_t>(r)] = static_cast<int>(it - island_key.begin());
+        ++island_size[static_cast<std::size_t>(island_of[static_cast<std::size_t>(r)])];
+    }
+    auto size_of = [&](int r) {
+        return island_size[static_cast<std::size_t>(island_of[static_cast<std::size_t>(r)])];
+    };
 
     double nic_s = 0, intra_s = 0, uplink_s = 0;
     for (std::size_t i = 0; i < hosts.size(); ++i) {
         const auto &rs = by_host[i];
         double gh = static_cast<double>(rs.size());
-        double out = gh * per_pair * (p - island_size[island(rs[0])]);
+        double out = gh * per_pair * (p - size_of(rs[0]));
         nic_s = std::max(nic_s, out / (m.nic_gbs(hosts[i]) * 1e9));
         if (m.domain_of(rs[0]) < 0 && gh > 1) {
             double slowest = std::numeric_limits<double>::infinity();
@@ -45,41 +57,46 @@ CommEstimate all_to_all(const FlowModel &m, double bytes) {
     }
     for (int r = 0; r < p; ++r)
         if (m.domain_of(r) >= 0)  // each GPU sends to the rest of its domain over NVLink
-            intra_s = std::max(intra_s,
-                               (island_size[island(r)] - 1) * per_pair / (m.domain_gbs(r) * 1e9));
+            intra_s = std::max(intra_s, (size_of(r) - 1) * per_pair / (m.domain_gbs(r) * 1e9));
 
     // Per leaf L (rail r): senders are the ranks on hosts with a port on L (on L itself
     // without PXN), receivers the ranks whose port is on another leaf of rail r (of any
     // rail where the fabric has none), pairs inside one island excepted.
-    std::map<int, int> rail_of;                 // leaf -> rail
-    std::vector<std::vector<int>> sends_on(p);  // rank -> leaves its traffic leaves by
+    std::map<int, int> rail_of;  // leaf -> rail
+    // The leaves each rank's traffic leaves by: sends[sent_from[r] .. sent_from[r + 1]).
+    std::vector<int> sends, sent_from(static_cast<std::size_t>(p) + 1, 0);
     for (int r = 0; r < p; ++r) {
-        int leaf = m.leaf_of(r);
-        if (leaf < 0)
-            continue;
-        rail_of.emplace(leaf, g.fabric().rail_of_leaf(leaf));
-        sends_on[r].push_back(leaf);
-        if (m.pxn(r))
-            for (const auto &port : g.ports(m.host_of(r)))
-                if (port.leaf != leaf)
-                    sends_on[r].push_back(port.leaf);
+        const int leaf = m.leaf_of(r);
+        if (leaf >= 0) {
+            rail_of.emplace(leaf, g.fabric().rail_of_leaf(leaf));
+            sends.push_back(leaf);
+            if (m.pxn(r))
+                for (const auto &port : g.ports(m.host_of(r)))
+                    if (port.leaf != leaf)
+                        sends.push_back(port.leaf);
+        }
+        sent_from[static_cast<std::size_t>(r) + 1] = static_cast<int>(sends.size());
     }
+    std::vector<std::pair<double, double>> at(island_key.size());  // senders, receivers
     for (auto [leaf, rail] : rail_of) {
         if (m.uplink_gbs(leaf) <= 0)
             continue;
-        std::unordered_map<int, std::pair<double, double>> at;  // island -> senders, receivers
+        std::fill(at.begin(), at.end(), std::pair<double, double>{0, 0});
         double receivers = 0, crossing = 0;
         for (int r = 0; r < p; ++r) {
+            const auto island = static_cast<std::size_t>(island_of[static_cast<std::size_t>(r)]);
             int l = m.leaf_of(r);
             if (l >= 0 && l != leaf && (rail < 0 || rail_of.at(l) == rail)) {
-                ++at[island(r)].second;
+                ++at[island].second;
                 ++receivers;
             }
-            if (std::find(sends_on[r].begin(), sends_on[r].end(), leaf) != sends_on[r].end())
-                ++at[island(r)].first;
+            const auto from = sends.begin() + sent_from[static_cast<std::size_t>(r)];
+            const auto to = sends.begin() + sent_from[static_cast<std::size_t>(r) + 1];
+            if (std::find(from, to, leaf) != to)
+                ++at[island].first;
         }
-        for (const auto &[key, sr] : at)
-            crossing += sr.first * (receivers - sr.second);
+        for (const auto &[senders, received] : at)
+            crossing += senders * (receivers - received);
         uplink_s = std::max(uplink_s, crossing * per_pair / (m.uplink_gbs(leaf) * 1e9));
         // What leaves by this leaf's uplinks comes back into other leaves alike: the
         // exchange is symmetric.

@@ -174,8 +174,9 @@ Parsed<std::vector<HostGpuFabric>> parse_host_lines(std::string_view text,
         // As nvidia-smi prints a GPU in no domain: N/A, or an all-zero UUID.
         const bool outside = words[1] == "N/A" || all_zeros(words[1]);
         std::uint32_t clique = 0;
-        auto [end, ec] = std::from_chars(words[2].data(), words[2].data() + words[2].size(), clique);
-        if ((ec != std::errc() || end != words[2].data() + words[2].size()) &&
+        const char *last = words[2].data() + words[2].size();
+        auto [end, ec] = std::from_chars(words[2].data(), last, clique);
+        if ((ec != std::errc() || end != last) &&
             !(outside && words[2] == "N/A"))
             return bad("clique_id", words[2], "an unsigned 32-bit integer");
         if (words[1].size() != 36 && words[1] != "N/A")

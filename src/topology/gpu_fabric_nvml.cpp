@@ -200,8 +200,9 @@ Parsed<NodeGpuFabric> discover_gpu_fabric() {
         return std::move(*node);
     auto xml = run_nvidia_smi(smi_why);
     if (!xml)
-        return InputError{"GPU fabric", "", fmt::format("NVML or nvidia-smi ({}; {})", nvml_why, smi_why),
-                          "live", 0};
+        return InputError{"GPU fabric", "",
+                          fmt::format("NVML or nvidia-smi ({}; {})", nvml_why, smi_why), "live",
+                          0};
     auto node = parse_gpu_fabric(*xml, "nvidia-smi");
     if (node)
         node.value().format = "nvidia-smi-xml";

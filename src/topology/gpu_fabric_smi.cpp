@@ -127,7 +127,8 @@ Parsed<NodeGpuFabric> parse_text(std::string_view text, std::string_view source)
             continue;
         }
         const std::string key(trim(line.substr(0, colon)));
-        const std::string_view value = colon == std::string_view::npos ? "" : line.substr(colon + 3);
+        const std::string_view value =
+            colon == std::string_view::npos ? std::string_view() : line.substr(colon + 3);
         if (indent == 0 && key == "Driver Version")
             node.driver = reported(value);
         if (node.gpus.empty() || indent == 0)

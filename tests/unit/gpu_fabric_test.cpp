@@ -124,7 +124,8 @@ TEST_CASE("gpu fabric: the text form with clique fields and health, at 580's col
         "        State                                          : Completed\n"
         "        Status                                         : Success\n"
         "        CliqueId                                       : 7\n"
-        "        ClusterUUID                                    : 1f0a2b3c-0000-4000-8000-00000000abcd\n"
+        "        ClusterUUID                                    : "
+        "1f0a2b3c-0000-4000-8000-00000000abcd\n"
         "        Health\n"
         "            Summary                                    : Healthy\n"
         "            Bandwidth                                  : Full\n"
@@ -135,7 +136,8 @@ TEST_CASE("gpu fabric: the text form with clique fields and health, at 580's col
         "        State                                          : Completed\n"
         "        Status                                         : Success\n"
         "        CliqueId                                       : 7\n"
-        "        ClusterUUID                                    : 1f0a2b3c-0000-4000-8000-00000000abcd\n"
+        "        ClusterUUID                                    : "
+        "1f0a2b3c-0000-4000-8000-00000000abcd\n"
         "        Health\n"
         "            Summary                                    : Unhealthy\n"
         "            Bandwidth                                  : Degraded\n";
@@ -228,7 +230,8 @@ TEST_CASE("gpu fabric: a cluster of trays becomes NVLink domains for every consu
     const std::string a = "aaaaaaaa-0000-4000-8000-000000000001";
     const std::string b = "bbbbbbbb-0000-4000-8000-000000000002";
     for (int i = 1; i <= 36; ++i)
-        write(dir / ((i < 10 ? "gb-0" : "gb-") + std::to_string(i) + ".xml"), tray(i <= 18 ? a : b, 2));
+        write(dir / ((i < 10 ? "gb-0" : "gb-") + std::to_string(i) + ".xml"),
+              tray(i <= 18 ? a : b, 2));
     write(dir / "gb-37.xml", text_of(kDir + "nvidia-smi-qx-gb300.xml"));
     std::string split = tray(a, 2);
     split.replace(split.rfind("<cliqueId>2</cliqueId>"), 22, "<cliqueId>3</cliqueId>");
