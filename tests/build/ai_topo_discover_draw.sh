@@ -50,7 +50,38 @@ PY
     PATH="$tmp/bin:$PATH" "$tool" discover --json >"$tmp/fail.json"
     grep -q 'nvidia-smi -q -x failed (exit status 9)' "$tmp/fail.json" ||
         { echo "FAIL: a failing nvidia-smi is not named"; cat "$tmp/fail.json"; exit 1; }
-    fabric_note="GPU fabric from nvidia-smi's XML (NVML absent)"
+    # Through NVML: a stand-in libnvidia-ml.so.1 (tests/build/fake_nvml.c), first choice
+    # where it loads; nvidia-smi is not asked then.
+    mkdir -p "$tmp/nvml"
+    cc -shared -fPIC -o "$tmp/nvml/libnvidia-ml.so.1" "$(dirname "$0")/fake_nvml.c"
+    nvml() { FAKE_NVML=$1 LD_LIBRARY_PATH="$tmp/nvml" PATH="$tmp/bin:$PATH" "$tool" discover --json; }
+    nvml gb200 >"$tmp/nvml.json"
+    nvml degraded >"$tmp/degraded.json"
+    nvml registering >"$tmp/registering.json"
+    nvml old >"$tmp/old.json"
+    nvml noinit >"$tmp/noinit.json"
+    python3 - "$tmp" <<'PY'
+import json, sys
+d = lambda name: json.load(open(f"{sys.argv[1]}/{name}.json"))
+g = d("nvml")["gpu_fabric"]
+assert g["format"] == "nvml" and g["driver"] == "580.173.02", g
+assert [x["bus_id"] for x in g["gpus"]][1] == "00000009:01:00.0", g["gpus"]
+assert g["nvlink_domain"] == {"cluster_uuid": "a1000000-0000-0000-0000-000000000007",
+                              "clique_id": 7}, g["nvlink_domain"]
+assert all(x["bandwidth"] == "Full" for x in g["gpus"]), g["gpus"]
+g = d("degraded")["gpu_fabric"]
+assert g["nvlink_domain"] is None and "GPU 3 (00000019:01:00.0)" in g["problem"] \
+    and "bandwidth 'Degraded'" in g["problem"], g["problem"]
+g = d("registering")["gpu_fabric"]
+assert g["gpus"][1]["state"] == "In Progress" and g["gpus"][1]["cluster_uuid"] is None, g["gpus"][1]
+assert g["nvlink_domain"] is None and "fabric state 'In Progress'" in g["problem"], g["problem"]
+g = d("old")["gpu_fabric"]  # no health: the domain from the R535 call alone
+assert g["nvlink_domain"]["clique_id"] == 7 and g["gpus"][0]["bandwidth"] is None, g
+# nvmlInit fails: nvidia-smi is asked next (here the stand-in that fails), both named.
+e = d("noinit")["gpu_fabric_error"]
+assert "nvmlInit: Driver Not Loaded" in e and "exit status 9" in e, e
+PY
+    fabric_note="GPU fabric through a stand-in NVML (5 trays) and nvidia-smi's XML"
 else
     fabric_note="GPU fabric: this host has NVML or nvidia-smi; the stand-in was not used"
 fi

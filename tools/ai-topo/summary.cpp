@@ -139,12 +139,12 @@ std::string summarize(const NodeGpuFabric &n) {
     auto or_dash = [](const std::string &s) { return s.empty() ? std::string("-") : s; };
     for (std::size_t i = 0; i < n.gpus.size(); ++i) {
         const auto &g = n.gpus[i];
-        std::string health = or_dash(g.health);
+        std::string health = g.health;
         if (!g.bandwidth.empty())
-            health += ", bandwidth " + g.bandwidth;
+            health += (health.empty() ? "" : ", ") + std::string("bandwidth ") + g.bandwidth;
         out += fmt::format("  {:<4} {:<17} {:<12} {:<8} {:<38} {:<7} {}\n", i, or_dash(g.bus_id),
                            or_dash(g.state), or_dash(g.status), or_dash(g.cluster_uuid),
-                           g.clique_id ? std::to_string(*g.clique_id) : "-", health);
+                           g.clique_id ? std::to_string(*g.clique_id) : "-", or_dash(health));
     }
     return out;
 }
