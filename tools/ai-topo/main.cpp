@@ -345,6 +345,79 @@ int cmd_query(const QueryArgs &q) {
     return 0;
 }
 
+// `convert`'s options, into `input`, `map_path`, `output`, `args` and `as_json`.
+CLI::App *add_convert(CLI::App &app, std::string &input, std::string &map_path,
+                      std::string &output, ConvertArgs &args, bool &as_json) {
+    auto *convert = app.add_subcommand("convert",
+                                       "A fabric (ibnetdiscover, topology.conf or .yaml, topograph "
+                                       "model) -> Slurm topology.conf or "
+                                       "topology.yaml");
+    convert
+        ->add_option("input", input,
+                     "ibnetdiscover output, topology.conf, topology.yaml or a topograph model")
+        ->required()
+        ->check(CLI::ExistingFile);
+    convert->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
+    convert
+        ->add_option("--to", args.to,
+                     "topology.conf for topology/tree or topology/block, or Slurm 25.05's "
+                     "topology.yaml with both")
+        ->check(CLI::IsMember({"tree", "block", "yaml"}))
+        ->capture_default_str();
+    convert
+        ->add_option(
+            "--switch-names", args.switch_names,
+            "tree, yaml: the fabric's switch names, or switch.<level>.<n> (leaves level 1)")
+        ->check(CLI::IsMember({"model", "levels"}))
+        ->capture_default_str();
+    convert
+        ->add_option("--block-name", args.block_name,
+                     "block, yaml: REGEX FORMAT, a block named by its first host's match of REGEX "
+                     "written as FORMAT ($1 or ${1} for a group)")
+        ->expected(2);
+    convert->add_option("--block-sizes", args.block_sizes, "block, yaml: BlockSizes=, e.g. 8,16,32")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->check(CLI::PositiveNumber);
+    convert->add_flag("--no-header", args.no_header, "No first comment line naming the source");
+    convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
+    convert->add_flag("--json", as_json, "Print JSON");
+    return convert;
+}
+
+// `domains`'s options, into `input`, `output`, `args` and `as_json`.
+CLI::App *add_domains(CLI::App &app, std::string &input, std::string &output, ConvertArgs &args,
+                      bool &as_json) {
+    auto *domains = app.add_subcommand(
+        "domains",
+        "Multi-node NVLink domains from each host's GPU fabric report (nvidia-smi -q -x, -q or "
+        "--query-gpu=fabric.clusterUuid,fabric.cliqueId): ai_select.conf NvlinkDomain= lines, "
+        "topology.conf BlockName= lines or topology.yaml");
+    domains
+        ->add_option("input", input,
+                     "A directory of captures named by host (HOST.xml, HOST.txt, HOST.csv), or a "
+                     "file of 'host cluster_uuid clique_id' lines ('host -': in no domain)")
+        ->required()
+        ->check(CLI::ExistingPath);
+    args.to = "select";
+    domains
+        ->add_option("--to", args.to,
+                     "select: ai_select.conf lines; block: topology.conf for topology/block; "
+                     "yaml: Slurm 25.05's topology.yaml")
+        ->check(CLI::IsMember({"select", "block", "yaml"}))
+        ->capture_default_str();
+    domains
+        ->add_option("--block-sizes", args.block_sizes,
+                     "block, yaml: BlockSizes= (default: the largest domain's host count)")
+        ->delimiter(',')
+        ->allow_extra_args(false)
+        ->check(CLI::PositiveNumber);
+    domains->add_flag("--no-header", args.no_header, "No first comment line naming the source");
+    domains->add_option("-o,--output", output, "Write the lines here (default: stdout)");
+    domains->add_flag("--json", as_json, "Print JSON");
+    return domains;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -368,69 +441,10 @@ int main(int argc, char **argv) {
 
     std::string input;
     ConvertArgs conv;
-    auto *convert = app.add_subcommand("convert",
-                                       "A fabric (ibnetdiscover, topology.conf or .yaml, topograph "
-                                       "model) -> Slurm topology.conf or "
-                                       "topology.yaml");
-    convert
-        ->add_option("input", input,
-                     "ibnetdiscover output, topology.conf, topology.yaml or a topograph model")
-        ->required()
-        ->check(CLI::ExistingFile);
-    convert->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
-    convert
-        ->add_option("--to", conv.to,
-                     "topology.conf for topology/tree or topology/block, or Slurm 25.05's "
-                     "topology.yaml with both")
-        ->check(CLI::IsMember({"tree", "block", "yaml"}))
-        ->capture_default_str();
-    convert
-        ->add_option(
-            "--switch-names", conv.switch_names,
-            "tree, yaml: the fabric's switch names, or switch.<level>.<n> (leaves level 1)")
-        ->check(CLI::IsMember({"model", "levels"}))
-        ->capture_default_str();
-    convert
-        ->add_option("--block-name", conv.block_name,
-                     "block, yaml: REGEX FORMAT, a block named by its first host's match of REGEX "
-                     "written as FORMAT ($1 or ${1} for a group)")
-        ->expected(2);
-    convert->add_option("--block-sizes", conv.block_sizes, "block, yaml: BlockSizes=, e.g. 8,16,32")
-        ->delimiter(',')
-        ->allow_extra_args(false)
-        ->check(CLI::PositiveNumber);
-    convert->add_flag("--no-header", conv.no_header, "No first comment line naming the source");
-    convert->add_option("-o,--output", output, "Write topology.conf here (default: stdout)");
-    convert->add_flag("--json", as_json, "Print JSON");
+    auto *convert = add_convert(app, input, map_path, output, conv, as_json);
 
-    auto *domains = app.add_subcommand(
-        "domains",
-        "Multi-node NVLink domains from each host's GPU fabric report (nvidia-smi -q -x, -q or "
-        "--query-gpu=fabric.clusterUuid,fabric.cliqueId): ai_select.conf NvlinkDomain= lines, "
-        "topology.conf BlockName= lines or topology.yaml");
-    domains
-        ->add_option("input", input,
-                     "A directory of captures named by host (HOST.xml, HOST.txt, HOST.csv), or a "
-                     "file of 'host cluster_uuid clique_id' lines ('host -': in no domain)")
-        ->required()
-        ->check(CLI::ExistingPath);
     ConvertArgs dom;
-    dom.to = "select";
-    domains
-        ->add_option("--to", dom.to,
-                     "select: ai_select.conf lines; block: topology.conf for topology/block; "
-                     "yaml: Slurm 25.05's topology.yaml")
-        ->check(CLI::IsMember({"select", "block", "yaml"}))
-        ->capture_default_str();
-    domains
-        ->add_option("--block-sizes", dom.block_sizes,
-                     "block, yaml: BlockSizes= (default: the largest domain's host count)")
-        ->delimiter(',')
-        ->allow_extra_args(false)
-        ->check(CLI::PositiveNumber);
-    domains->add_flag("--no-header", dom.no_header, "No first comment line naming the source");
-    domains->add_option("-o,--output", output, "Write the lines here (default: stdout)");
-    domains->add_flag("--json", as_json, "Print JSON");
+    auto *domains = add_domains(app, input, output, dom, as_json);
 
     GresConfOptions gres;
     auto *gres_conf = app.add_subcommand(
