@@ -27,13 +27,13 @@
 #include <iostream>
 #include <map>
 #include <memory>
-#include <sstream>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "metrics.hpp"
 #include "output.hpp"
+#include "page_template.hpp"
 #include "report_cases.hpp"
 #include "report_failures.hpp"
 #include "report_limits.hpp"
@@ -390,127 +390,133 @@ Targets judge_targets(const std::vector<CaseResult *> &cases,
     return out;
 }
 
-}  // namespace
+// What one report runs, and what it got.
+struct Timing {
+    std::string policy;
+    double wall_s = 0;
+    long rss_mib = 0, placements = 0;
+    Summary summary;
+};
+struct ReportRun {
+    std::vector<std::unique_ptr<CaseResult>> results;
+    std::vector<CaseResult *> cases, big, planned, shares;
+    FailureStudy study;
+    std::vector<double> comm_shares;
+    std::size_t simulations = 0;
+    double sim_s = 0;
+    std::vector<std::string> scale_lines;
+    std::vector<Timing> timings;
+};
 
-int write_report(const ReportOptions &o) {
-    const auto t_start = std::chrono::steady_clock::now();
-    std::error_code ec;
-    fs::create_directories(o.image_dir, ec);
-    if (ec) {
-        std::cerr << "ai-sim: cannot create " << o.image_dir << ": " << ec.message() << '\n';
-        return 1;
-    }
-    const std::string link =
-        o.image_link.empty() ? relative_link(o.markdown, o.image_dir) : o.image_link;
-    auto fail = [](const InputError &e) {
-        std::cerr << "ai-sim: " << e.message() << '\n';
-        return 1;
-    };
+// The scenarios, largest first so that the threads finish together; the same fabrics
+// larger; backfill planned by the engine; the communication share's sensitivity.
+struct ReportPlan {
+    std::vector<CaseSpec> specs, larger, planning, sensitivity;
+    std::vector<double> comm_shares;
+};
 
-    // The scenarios, largest first so that the threads finish together.
+ReportPlan report_plan(bool quick) {
+    ReportPlan r;
     const auto matrix = full_matrix();
-    std::vector<CaseSpec> specs;
-    {
-        const auto rail = rail_case(o.quick ? 16 : 64, o.quick ? 1 : 2);
-        const auto nvl = nvl_case(o.quick ? 36 : 144, o.quick ? 1 : 4);
-        specs.push_back({"philly-gpus", "Philly, jobs asking --gpus=G",
-                         {philly_spec(o.quick, RequestStyle::kFlexible)}, kPolicies, matrix});
-        specs.push_back({"philly-whole-nodes", "Philly, jobs asking whole nodes",
-                         {philly_spec(o.quick, RequestStyle::kPacked)}, kPolicies, matrix});
-        specs.push_back({rail.name, kH100, {fabric_spec(o.quick, rail)}, kFabricPolicies, matrix});
-        specs.push_back({nvl.name, kNvl, {fabric_spec(o.quick, nvl)}, kFabricPolicies, matrix});
-        CaseSpec pollux{"pollux", "the Pollux workloads on the measurement testbed", {}, kPolicies,
-                        matrix};
-        for (int w = 1; w <= (o.quick ? 2 : 8); ++w)
-            pollux.parts.push_back(pollux_spec(w));
-        specs.push_back(pollux);
-        const auto rails = nvl_rails_case(o.quick ? 36 : 144, o.quick ? 1 : 4);
-        specs.push_back({rails.name, kNvlRails, {fabric_spec(o.quick, rails)}, kFabricPolicies,
-                         matrix});
-    }
-    // The same fabrics larger: the headline variant, and the engine alone (nothing elastic)
-    // that the placement targets judge.
-    std::vector<CaseSpec> larger;
-    if (!o.quick)
+    const auto rail = rail_case(quick ? 16 : 64, quick ? 1 : 2);
+    const auto nvl = nvl_case(quick ? 36 : 144, quick ? 1 : 4);
+    r.specs.push_back({"philly-gpus", "Philly, jobs asking --gpus=G",
+                       {philly_spec(quick, RequestStyle::kFlexible)}, kPolicies, matrix});
+    r.specs.push_back({"philly-whole-nodes", "Philly, jobs asking whole nodes",
+                       {philly_spec(quick, RequestStyle::kPacked)}, kPolicies, matrix});
+    r.specs.push_back({rail.name, kH100, {fabric_spec(quick, rail)}, kFabricPolicies, matrix});
+    r.specs.push_back({nvl.name, kNvl, {fabric_spec(quick, nvl)}, kFabricPolicies, matrix});
+    CaseSpec pollux{"pollux", "the Pollux workloads on the measurement testbed", {}, kPolicies,
+                    matrix};
+    for (int w = 1; w <= (quick ? 2 : 8); ++w)
+        pollux.parts.push_back(pollux_spec(w));
+    r.specs.push_back(pollux);
+    const auto rails = nvl_rails_case(quick ? 36 : 144, quick ? 1 : 4);
+    r.specs.push_back(
+        {rails.name, kNvlRails, {fabric_spec(quick, rails)}, kFabricPolicies, matrix});
+    // The headline variant, and the engine alone (nothing elastic) the placement targets
+    // judge.
+    if (!quick)
         for (const auto &f : {rail_case(256, 8), rail_case(1024, 32), nvl_case(576, 16)})
-            larger.push_back({f.name + "-" + std::to_string(f.hosts), f.title,
-                              {fabric_spec(false, f)}, kFabricPolicies,
-                              {kHeadline, Variant{true, 0.0}}});
-    // Backfill's reservations planned by the engine: the suite alone, headline variant.
-    std::vector<CaseSpec> planning;
+            r.larger.push_back({f.name + "-" + std::to_string(f.hosts), f.title,
+                                {fabric_spec(false, f)}, kFabricPolicies,
+                                {kHeadline, Variant{true, 0.0}}});
     for (std::size_t i : {0, 1, 4})
-        planning.push_back({specs[i].name, specs[i].title, specs[i].parts, {"suite"},
-                            headline_only()});
-    // Failures: the fault trace replayed (report_failures.hpp), `seeds` windows a size.
-    const int seeds = std::max(o.seeds, 1);
+        r.planning.push_back({r.specs[i].name, r.specs[i].title, r.specs[i].parts, {"suite"},
+                              headline_only()});
     // The communication share of a cost-model job's ideal step, which Philly does not
     // record: philly-gpus again with other shares, contention off and no elastic job.
-    const std::vector<double> comm_shares{0.1, 0.25};
-    std::vector<CaseSpec> sensitivity;
-    for (double share : comm_shares) {
-        ScenarioSpec s = specs[0].parts.front();
-        s.comm_share = share;
-        sensitivity.push_back({"philly-gpus", "", {s}, {"slurm-default", "tree-bestfit", "suite"},
-                               {{false, 0.0}}});
+    r.comm_shares = {0.1, 0.25};
+    for (double share : r.comm_shares) {
+        ScenarioSpec sp = r.specs[0].parts.front();
+        sp.comm_share = share;
+        r.sensitivity.push_back({"philly-gpus", "", {sp},
+                                 {"slurm-default", "tree-bestfit", "suite"}, {{false, 0.0}}});
     }
+    return r;
+}
 
+// Plans and runs every simulation of the report but the scale runs, `threads` at a time.
+std::optional<InputError> run_cases(const ReportOptions &o, ReportRun &run) {
+    const auto t_start = std::chrono::steady_clock::now();
+    const ReportPlan plan_of = report_plan(o.quick);
+    run.comm_shares = plan_of.comm_shares;
     const SimOptions plain = base_options();
     SimOptions plans = plain;
     plans.suite.plan_with_engine = true;
     std::vector<std::function<void()>> tasks;
-    std::vector<std::unique_ptr<CaseResult>> results;
     auto plan = [&](const CaseSpec &spec, const SimOptions &opts) -> CaseResult * {
-        results.push_back(std::make_unique<CaseResult>());
-        if (auto err = plan_case(*results.back(), spec, opts, tasks))
+        run.results.push_back(std::make_unique<CaseResult>());
+        if (auto err = plan_case(*run.results.back(), spec, opts, tasks))
             throw *err;
-        return results.back().get();
+        return run.results.back().get();
     };
-    std::vector<CaseResult *> cases, big, planned, shares;
-    FailureStudy study;
     try {
-        for (const auto &s : larger)
-            big.push_back(plan(s, plain));
-        for (const auto &s : specs)
-            cases.push_back(plan(s, plain));
-        for (const auto &s : planning)
-            planned.push_back(plan(s, plans));
-        if (auto err = plan_failures(study, o.quick, seeds, tasks))
+        for (const auto &sp : plan_of.larger)
+            run.big.push_back(plan(sp, plain));
+        for (const auto &sp : plan_of.specs)
+            run.cases.push_back(plan(sp, plain));
+        for (const auto &sp : plan_of.planning)
+            run.planned.push_back(plan(sp, plans));
+        // Failures: the fault trace replayed (report_failures.hpp), `seeds` windows a size.
+        if (auto err = plan_failures(run.study, o.quick, std::max(o.seeds, 1), tasks))
             throw *err;
-        for (const auto &s : sensitivity)
-            shares.push_back(plan(s, plain));
+        for (const auto &sp : plan_of.sensitivity)
+            run.shares.push_back(plan(sp, plain));
     } catch (const InputError &e) {
-        return fail(e);
+        return e;
     }
     run_tasks(tasks, std::max(o.threads, 1));
-    for (auto &r : results)
+    for (auto &r : run.results)
         finish_case(*r);
-    const double sim_s =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    run.simulations = tasks.size();
+    run.sim_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
+    return std::nullopt;
+}
 
-    // Scale: one policy at a time, nothing else running.
+// Scale: one day of trace on a large cluster, one policy at a time, nothing else running.
+std::optional<InputError> run_scale(bool quick, ReportRun &run) {
     ScenarioSpec bigspec = philly_spec(false, RequestStyle::kFlexible);
-    bigspec.cluster.hosts = o.quick ? 64 : 625;
-    bigspec.overlay = o.quick ? 4 : 40;
+    bigspec.cluster.hosts = quick ? 64 : 625;
+    bigspec.overlay = quick ? 4 : 40;
     auto scale = prepare(bigspec);
     if (!scale)
-        return fail(scale.error());
-    struct Timing {
-        std::string policy;
-        double wall_s = 0;
-        long rss_mib = 0, placements = 0;
-        Summary summary;
-    };
-    std::vector<Timing> timings;
+        return scale.error();
+    run.scale_lines = scale->lines;
+    const SimOptions plain = base_options();
     for (const auto &p : kScalePolicies) {
         auto t0 = std::chrono::steady_clock::now();
         RunResult r = simulate(scale->cluster, scale->jobs.jobs, scale->steps, plain, p);
         double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        timings.push_back({p, wall, peak_rss_mib(), r.placements_tried,
-                           summarize(r, scale->cluster.max_gpus_per_host)});
+        run.timings.push_back({p, wall, peak_rss_mib(), r.placements_tried,
+                               summarize(r, scale->cluster.max_gpus_per_host)});
     }
+    return std::nullopt;
+}
 
-    // Figures.
-    const CaseResult &gpus = *cases[0];
+// The SVG figures, by file name.
+std::vector<std::pair<std::string, std::string>> report_figures(const ReportRun &run) {
+    const CaseResult &gpus = *run.cases[0];
     const std::size_t hv = gpus.variant(kHeadline);
     const int hosts = gpus.prepared[hv].front().cluster.graph.host_count();
     LineChart cdf{fmt::format("philly-gpus, {} DGX-2, headline variant: job completion time", hosts),
@@ -529,7 +535,7 @@ int write_report(const ReportOptions &o) {
                    {}};
     for (const auto &r : gpus.runs[hv])
         busy.series.push_back(busy_series(r, 48));
-    const CaseResult &pollux = *cases[4];
+    const CaseResult &pollux = *run.cases[4];
     BarChart pollux_bars{"pollux, headline variant: mean JCT per workload", "mean JCT (h)",
                          kPolicies, {}};
     for (std::size_t w = 0; w < pollux.spec.parts.size(); ++w) {
@@ -538,6 +544,7 @@ int write_report(const ReportOptions &o) {
             g.values.push_back(pollux.figures[pollux.variant(kHeadline)][p][w].mean_jct_h);
         pollux_bars.groups.push_back(g);
     }
+    const FailureStudy &study = run.study;
     BarChart lost_bars{fmt::format("Trace replay on {} hosts (mean per window): lost GPU-hours by "
                                    "job graph",
                                    study.sizes.front().hosts),
@@ -552,462 +559,249 @@ int write_report(const ReportOptions &o) {
         }
         lost_bars.groups.push_back(g);
     }
-    const std::vector<std::pair<std::string, std::string>> figures{
-        {"sim-jct-cdf.svg", render(cdf)},
-        {"sim-gpus-allocated.svg", render(busy)},
-        {"sim-pollux-jct.svg", render(pollux_bars)},
-        {"sim-failures-lost.svg", render(lost_bars)}};
-    for (const auto &[name, svg] : figures)
-        if (auto err = write_file(fs::path(o.image_dir) / name, svg)) {
-            std::cerr << "ai-sim: " << *err << '\n';
-            return 1;
-        }
+    return {{"sim-jct-cdf.svg", render(cdf)},
+            {"sim-gpus-allocated.svg", render(busy)},
+            {"sim-pollux-jct.svg", render(pollux_bars)},
+            {"sim-failures-lost.svg", render(lost_bars)}};
+}
 
-    // The targets of the evaluation, from the headline variants.
-    std::vector<const CaseResult *> all_cases(cases.begin(), cases.end());
-    all_cases.insert(all_cases.end(), big.begin(), big.end());
-    const Targets judged = judge_targets(cases, all_cases, big, study);
-    const auto &targets = judged.rows;
-
-    // The page.
-    Page page;
-    auto line = [&](const std::string &s = "") { page.line(s); };
-    line("# Evaluation: the suite against Slurm, in numbers");
-    line();
-    line("This page is written by `ai-sim report` (bench/ai-sim); every figure on it is what that");
-    line("run gave on this source tree and ../shared/data, the same on every run of the same build");
-    line("except the timings (the next line and the scale section). To regenerate it and its");
-    line("figures in docs/img, and the same figures as JSON (`bench/ai-sim/evaluate.sh` builds");
-    line("ai-sim first, then runs this):");
-    line();
-    line("    build/bin/ai-sim report --out docs/evaluation.md --img docs/img --json docs/evaluation.json");
-    line();
-    line(fmt::format("This run: {} simulations in {:.0f} s on {} thread{}, then the scale runs.{}",
-                     tasks.size(), sim_s, o.threads, o.threads == 1 ? "" : "s",
-                     o.quick ? " **Quick mode: small scenarios, for tests only.**" : ""));
-    line();
-    line("## The targets");
-    line();
-    line("From the headline variant of each scenario (contention between jobs on, half of the");
-    line(
-        "jobs that can be elastic submitted elastic), `suite` (the select plugin's engine with");
-    line("ai-elasticd and ai-recover) against `tree-bestfit` (Slurm's topology/tree, no");
-    line("daemons) on the same jobs:");
-    line();
-    line("| target | figure | met |");
-    line("|---|---|---|");
-    for (const auto &t : targets)
-        line(fmt::format("| {} | {} | {} |", t.what, t.figure, t.met ? "yes" : "**no**"));
-    line();
-    line("Decision times (p99 under 1 ms at 10,000 nodes, under 10 ms at 100,000 GPUs) are");
-    line("measured by `build/bin/ai-bench-placement` (docs/placement.md), not here.");
-    line();
-    line("## The limits of placement");
-    line();
-    line("Per scenario and variant: the best of Slurm's own policies by mean JCT (`best_slurm`:");
-    line("slurm-default, tree-bestfit, block-bestfit, block-segment), the same jobs and");
-    line("scheduler with every job at the speed of its ideal placement and no contention");
-    line("(`ideal`, placed by tree best fit: the physical limit of placement), and the share of");
-    line("the gap between them that the engine alone and the suite close (`gap_closed` =");
-    line("(best_slurm - x) / (best_slurm - ideal); above 1 where the engine's holds and choices");
-    line("start jobs in a better order than the ideal's; \"no gap\" where Slurm's best is within");
-    line("0.5% of the ideal). Mean JCT in hours.");
-    line();
-    for (const auto &l : limits_section(all_cases))
-        line(l);
-    line();
-
-    line("## How the simulator works");
-    line();
-    line("- **Same engine.** Every placement is a call of `PlacementEngine::place` of");
-    line("  `slurm_ai::placement`, the function the select plugin calls inside slurmctld, on the");
-    line("  free view the plugin builds (free GPUs of the nodes that are up; the failure history");
-    line("  it keeps, a count per node halving every week). Policies: `slurm-default` (Slurm");
-    line("  without topology: nodes in order, lowest GPUs), `tree-bestfit` (Slurm's topology/tree");
-    line("  best fit), `block-bestfit` and `block-segment` (Slurm's topology/block, without and");
-    line("  with `--segment`), `engine` and `engine-norisk` (the select plugin alone, with and");
-    line("  without its failure-risk term), and `suite`: the engine with what runs beside it,");
-    line("  ai-elasticd (the goodput rule) and ai-recover. `ideal` runs the same jobs through");
-    line("  the same scheduler, placed by tree best fit, with every job at the speed of its");
-    line("  ideal placement (the best its request allows: a job asking -N n --gpus-per-node=g");
-    line("  has one shape) and no contention: the limit of what placement can give. The");
-    line("  engine's time budget is raised so that its local search always converges: a run");
-    line("  does not depend on the machine's speed.");
-    line("- **Slurm's scheduling,** with sched/backfill's defaults of Slurm 22.05: the main");
-    line("  scheduler starts pending jobs in priority (submission) order after every event and");
-    line("  stops at the first that does not fit; backfill every 30 s takes the first 500 pending");
-    line("  jobs, finds each the earliest start within one day assuming running jobs end at their");
-    line("  time limits, starts those that fit now without touching the nodes reserved for the");
-    line("  jobs before them, and reserves whole nodes for the others, as Slurm's backfill does.");
-    line("  Time limits are twice the recorded duration; jobs are not killed at their limit. As");
-    line("  in the select plugin, which places run-now tests with the engine and leaves");
-    line("  backfill's will-run tests to cons_tres, the engine's reservations are planned with");
-    line("  Slurm's topology best fit (section 5 measures planning them with the engine); the");
-    line("  baselines plan with themselves. A job the engine holds for a better placement gets");
-    line("  no reservation, as in Slurm: the plugin leaves will-run tests to cons_tres, which");
-    line("  says the job could start now, and the run-now test holds it.");
-    line("- **Step times.** " + gpus.prepared[hv].front().steps.rule() +
-         " A job's progress is counted in seconds of its work on the ideal placement of the size");
-    line("  it asks, and advances at ideal step / step: it changes when the job is resized or,");
-    line("  with contention, when other jobs start or end beside it.");
-    line("- **Contention** (on or off per variant). Jobs share the leaves' uplinks (rails are");
-    line("  leaves: each rail's uplinks count). A job's traffic keeps each uplink it crosses busy");
-    line("  for a time per step (`CostModel::uplink_use`: the bytes its chosen algorithm sends");
-    line("  up and down through that leaf over the uplinks' capacity); over its step time that");
-    line("  is the share it takes from the others. Each job is costed with the others' shares as");
-    line("  load on those uplinks (never less than its fair share among the jobs there), to a");
-    line("  fixed point, whenever a job that crosses uplinks starts, ends or is resized. The");
-    line("  engine places with that load in view (`ClusterState::uplink_load`); Slurm's policies");
-    line("  do not look. NICs shared by jobs on one host and spine uplinks are not modelled.");
-    line(fmt::format(
-        "- **Elastic jobs.** Philly and the Pollux workloads record no elasticity. A job can be"));
-    line("  elastic when it has more than one GPU and its GPUs split evenly over the fewest nodes");
-    line("  that hold them (n nodes of g GPUs); an elastic job asks `-N n/2-n --gpus-per-node=g");
-    line("  --ai-elastic=n/2:2n` (a user who would ask n nodes accepts half to start sooner and");
-    line(fmt::format(
-        "  can use twice as many). Each scenario runs with none, {} (the share assumed) and all",
-        share_name(kAssumedElasticShare)));
-    line("  of those jobs elastic, drawn per job with the seed. Slurm starts an elastic job on");
-    line("  as many nodes as fit, from n down to n/2, under every policy. Only the suite resizes");
-    line("  it afterwards: ai-elasticd looks every 5 s and plans with its goodput rule (below);");
-    line("  a resize costs the job 30 s (checkpoint, stop, restart at the new size). Elastic");
-    line("  jobs scale strongly: the global batch stays what it is, so a job's computation per");
-    line("  step shrinks in proportion to its GPUs (measured models take the measured step at");
-    line("  the smaller per-GPU batch).");
-    line("- **The goodput rule** (src/elastic/elastic_policy.hpp, the code ai-elasticd runs). A");
-    line("  job's goodput on n nodes is the work it does per second there in GPUs' worth of work");
-    line("  at the ideal speed of the size it asks (measured scalability for measured models,");
-    line("  else the cost model on the ideal placement of each size). Fairness, in this order: a");
-    line("  waiting job, of any priority, gets nodes from elastic jobs above their MIN when that");
-    line("  lets it start (from the job that loses least goodput per GPU); idle nodes a waiting");
-    line("  job needs are never grown into; the other idle nodes go one at a time to the job");
-    line("  whose next node adds most goodput per GPU, while that is at least 0.5 GPU per GPU.");
-    line("- **Failures** (section 6): a real fault trace replayed (each fault for its own");
-    line("  duration; a host fault stops every job with a GPU on the host, a network fault the");
-    line("  jobs that span hosts through it). Slurm's recovery (every policy but `suite`): the");
-    line("  job is requeued and may start");
-    line("  again 140 s after the failure (detection, then the requeued job's begin time,");
-    line("  CredExpire + 1 = 121 s), anywhere, from its last hourly checkpoint, losing the");
-    line("  GPU-hours since. The suite's (ai-recover): the survivors save the last committed step,");
-    line("  so nothing is lost; an elastic job that keeps its MIN shrinks around the node and goes");
-    line("  on 19 s later, any other is requeued without the node and may start 19 s later. Both");
-    line("  delays are what `bench/ai-bench/recovery.sh` measured (docs/checkpoint.md). Every");
-    line("  policy meets the same faults. (`ai-sim run --failure-rate` injects Poisson failures");
-    line("  instead.)");
-    line("- **Metrics.** JCT: completion minus submission. Queueing delay: first start minus");
-    line("  submission. Over the jobs with several GPUs, at their last placement: communication");
-    line("  share of the step time, placement efficiency (communication on the ideal placement /");
-    line("  communication on this one, 1 at best), slowdown (step time / ideal step time) and the");
-    line("  share split over more nodes than the fewest that hold them. GPU utilisation: allocated");
-    line("  GPU-time over the GPU-time between the first and the last submission; useful");
-    line("  utilisation: the work done, in GPUs at the ideal speed of the size each job asks, over");
-    line("  the same (a job slowed down by its placement holds GPUs longer, which raises");
-    line("  utilisation and not work done). Fragmentation: free GPUs (on nodes that are up) that");
-    line("  no pending job could use now, averaged over 5-minute samples taken while jobs wait.");
-    line("  A difference under 0.5% is a tie.");
-    line();
-
-    std::vector<Verdict> verdicts;
+// Every comparison of `suite` with a baseline, in the page's order.
+std::vector<Verdict> all_verdicts(const ReportRun &run) {
     const std::vector<std::string> base_others{"tree-bestfit", "slurm-default"};
     const std::vector<std::string> fabric_others{"tree-bestfit", "block-bestfit", "block-segment",
                                                  "slurm-default"};
+    std::vector<Verdict> v;
+    add_verdicts(v, "philly-gpus", run.cases[0]->at(kHeadline), base_others);
+    add_verdicts(v, "philly-whole-nodes", run.cases[1]->at(kHeadline), base_others);
+    add_verdicts(v, "pollux", run.cases[4]->at(kHeadline), base_others);
+    for (std::size_t i : {2, 3, 5})
+        add_verdicts(v, run.cases[i]->spec.name, run.cases[i]->at(kHeadline), fabric_others);
+    for (const auto *c : run.big)
+        add_verdicts(v, c->spec.name, c->at(kHeadline), fabric_others);
+    const auto h = failure_headline(run.study, 0);
+    v.push_back({"failures (trace)", "lost GPU-hours per window", "tree-bestfit", h.lost_suite,
+                 h.lost_tree, true, 0});
+    return v;
+}
 
-    line(fmt::format("## 1. philly-gpus: Philly on {} DGX-2 nodes, jobs asking `--gpus=G`", hosts));
-    line();
-    case_header(page, gpus);
-    behaviour_line(page, gpus);
-    matrix_tables(page, gpus);
-    line(fmt::format("![JCT CDF]({}/sim-jct-cdf.svg)", link));
-    line(fmt::format("![GPUs allocated]({}/sim-gpus-allocated.svg)", link));
-    line();
-    {
-        const auto &off = gpus.at({false, 0.0});
-        const Summary e = by_policy(off, "engine"), t = by_policy(off, "tree-bestfit");
-        line(fmt::format(
-            "Most of Philly's jobs use one GPU, and its multi-GPU jobs fit in one 16-GPU DGX-2: "
-            "with no elastic job and no contention the suite's gain is its placement's (mean JCT "
-            "{} against tree best fit; placements {:.3f} efficient against {:.3f}). An elastic "
-            "job here asks one node, whose GPUs are linked by NVSwitch: a second node would add "
-            "less than half a GPU's worth per GPU, so ai-elasticd leaves it alone. Asking "
-            "`--gpus-per-node` instead of `--gpus` keeps such a job on one node under every "
-            "policy, which is why more elastic jobs lower every policy's JCT.",
-            change(e.mean_jct_h, t.mean_jct_h), e.efficiency, t.efficiency));
-        line();
+// A scenario's header, what the suite did and its matrix of variants.
+std::string case_text(const CaseResult &c) {
+    Page page;
+    case_header(page, c);
+    behaviour_line(page, c);
+    matrix_tables(page, c);
+    return page.text();
+}
+
+std::string joined(const std::vector<std::string> &lines, const std::string &prefix = "") {
+    std::string out;
+    for (const auto &l : lines)
+        out += prefix + l + "\n";
+    return out;
+}
+
+// Sections 1 and 2: Philly on DGX-2 nodes.
+void philly_slots(const ReportRun &run, Slots &slots) {
+    const CaseResult &gpus = *run.cases[0];
+    slots["philly_hosts"] =
+        std::to_string(gpus.prepared[gpus.variant(kHeadline)].front().cluster.graph.host_count());
+    slots["philly_case"] = case_text(gpus);
+    const auto &off = gpus.at({false, 0.0});
+    const Summary e = by_policy(off, "engine"), t = by_policy(off, "tree-bestfit");
+    slots["philly_engine_change"] = change(e.mean_jct_h, t.mean_jct_h);
+    slots["philly_engine_efficiency"] = fmt::format("{:.3f}", e.efficiency);
+    slots["philly_tree_efficiency"] = fmt::format("{:.3f}", t.efficiency);
+    std::string rows;
+    auto row = [&](double share, const std::vector<Summary> &r) {
+        const double d = by_policy(r, "slurm-default").mean_jct_h,
+                     tb = by_policy(r, "tree-bestfit").mean_jct_h,
+                     su = by_policy(r, "suite").mean_jct_h;
+        rows += fmt::format("| {:.0f}% | {:.3f} | {:.3f} | {:.3f} | {} |\n", 100 * share, d, tb,
+                            su, change(su, tb));
+    };
+    for (std::size_t k = 0; k < run.comm_shares.size(); ++k)
+        row(run.comm_shares[k], run.shares[k]->rows.front());
+    row(gpus.prepared.front().front().steps.comm_share(), gpus.at({false, 0.0}));
+    slots["comm_share_rows"] = rows;
+    slots["whole_case"] = case_text(*run.cases[1]);
+}
+
+// Section 3: the Pollux workloads, with the table workload by workload.
+void pollux_slots(const ReportRun &run, Slots &slots) {
+    const CaseResult &pollux = *run.cases[4];
+    slots["pollux_workloads"] = std::to_string(pollux.spec.parts.size());
+    slots["pollux_case"] = case_text(pollux);
+    std::string head = "| workload |", rule = "|---|";
+    for (const auto &p : kPolicies) {
+        head += " " + p + " |";
+        rule += "---:|";
     }
-    add_verdicts(verdicts, "philly-gpus", gpus.at(kHeadline), base_others);
-    line("How much this depends on the communication share of a step (on the ideal placement),");
-    line("which Philly does not record: mean JCT (h) with other shares, no contention, no elastic");
-    line("job.");
-    line();
-    line("| communication share | slurm-default | tree-bestfit | suite | suite against tree-bestfit |");
-    line("|---|---:|---:|---:|---:|");
-    {
-        auto row = [&](double share, const std::vector<Summary> &r) {
-            const double d = by_policy(r, "slurm-default").mean_jct_h,
-                         t = by_policy(r, "tree-bestfit").mean_jct_h,
-                         s = by_policy(r, "suite").mean_jct_h;
-            line(fmt::format("| {:.0f}% | {:.3f} | {:.3f} | {:.3f} | {} |", 100 * share, d, t, s,
-                             change(s, t)));
-        };
-        for (std::size_t k = 0; k < comm_shares.size(); ++k)
-            row(comm_shares[k], shares[k]->rows.front());
-        row(gpus.prepared.front().front().steps.comm_share(), gpus.at({false, 0.0}));
+    std::string out = head + " suite against tree-bestfit |\n" + rule + "---:|\n";
+    const std::size_t v = pollux.variant(kHeadline);
+    int better = 0, tied = 0, worse = 0;
+    for (std::size_t w = 0; w < pollux.spec.parts.size(); ++w) {
+        std::string row = fmt::format("| workload-{} |", w + 1);
+        for (std::size_t p = 0; p < kPolicies.size(); ++p)
+            row += fmt::format(" {:.3f} |", pollux.figures[v][p][w].mean_jct_h);
+        const double s = pollux.figures[v][3][w].mean_jct_h, t = pollux.figures[v][1][w].mean_jct_h;
+        Verdict vd{"", "", "", s, t, true, 0};
+        (vd.sign() > 0 ? better : vd.sign() < 0 ? worse : tied)++;
+        out += row + " " + change(s, t) + " |\n";
     }
-    line();
+    out += fmt::format(
+        "\nThe suite against tree best fit, workload by workload: better in {}, within 0.5% in "
+        "{}, worse in {}.\n\n",
+        better, tied, worse);
+    slots["pollux_workloads_table"] = out;
+}
 
-    const CaseResult &whole = *cases[1];
-    line("## 2. philly-whole-nodes: the same jobs asking for whole nodes (`-N n --gpus-per-node`)");
-    line();
-    line("Jobs up to 16 GPUs ask for one node, larger ones for the fewest nodes with an even");
-    line("split. Everything else as in section 1.");
-    line();
-    case_header(page, whole);
-    behaviour_line(page, whole);
-    matrix_tables(page, whole);
-    line("With whole nodes every multi-GPU placement is ideal (a DGX-2's GPUs are linked alike");
-    line("through its NVSwitches), so placement cannot help, and an elastic job of one node has");
-    line("no second node worth taking: what is left to the suite is elasticity of the few jobs");
-    line("of several nodes.");
-    line();
-    add_verdicts(verdicts, "philly-whole-nodes", whole.at(kHeadline), base_others);
-
-    line("## 3. pollux: the Pollux workloads on the measurement testbed (measured step times)");
-    line();
-    line(fmt::format(
-        "The {} workloads of ../shared/data/comm-measurements/workloads (160 jobs each, submitted "
-        "over 8 hours) on the cluster the measurements were taken on: 16 hosts of 4 T4 GPUs "
-        "(tests/inputs/g4dn-12xlarge-topo.xml) under one switch at 50 Gb/s. Jobs ask `--gpus=G` "
-        "for their replica count. The workloads carry no duration: each job draws one from the "
-        "Philly jobs of its GPU count, and all are scaled by 1/30 so that a workload offers about "
-        "as much work as the testbed can do in a day or two. Figures are means over the "
-        "workloads (jobs, done and resizes: totals). Workload 1, as simulated:",
-        pollux.spec.parts.size()));
-    line();
-    case_header(page, pollux);
-    behaviour_line(page, pollux);
-    matrix_tables(page, pollux);
-    line(fmt::format("![Pollux mean JCT]({}/sim-pollux-jct.svg)", link));
-    line();
-    line("Mean JCT (h) per workload, headline variant:");
-    line();
-    {
-        std::string head = "| workload |", rule = "|---|";
-        for (const auto &p : kPolicies) {
-            head += " " + p + " |";
-            rule += "---:|";
-        }
-        line(head + " suite against tree-bestfit |");
-        line(rule + "---:|");
-        const std::size_t v = pollux.variant(kHeadline);
-        int better = 0, tied = 0, worse = 0;
-        for (std::size_t w = 0; w < pollux.spec.parts.size(); ++w) {
-            std::string row = fmt::format("| workload-{} |", w + 1);
-            for (std::size_t p = 0; p < kPolicies.size(); ++p)
-                row += fmt::format(" {:.3f} |", pollux.figures[v][p][w].mean_jct_h);
-            const double s = pollux.figures[v][3][w].mean_jct_h,
-                         t = pollux.figures[v][1][w].mean_jct_h;
-            Verdict vd{"", "", "", s, t, true, 0};
-            (vd.sign() > 0 ? better : vd.sign() < 0 ? worse : tied)++;
-            line(row + " " + change(s, t) + " |");
-        }
-        line();
-        line(fmt::format("The suite against tree best fit, workload by workload: better in {}, "
-                         "within 0.5% in {}, worse in {}.",
-                         better, tied, worse));
-        line();
-    }
-    add_verdicts(verdicts, "pollux", pollux.at(kHeadline), base_others);
-
-    line("## 4. The fabrics of 2026: rails and NVLink domains");
-    line();
-    line("Philly's jobs (`--gpus=G`, as section 1) on clusters in the shape of two real fabric");
-    line("files, repeated to the size given: the NDR fabric of DGX hosts in example.out (4 rails:");
-    line("each host's NIC k on leaf k of its scalable unit) with DGX H100 nodes, and the GB200");
-    line("NVL72 racks of nvl72.yaml (a leaf and an NVLink domain of 18 trays per rack) with GB200");
-    line("trays. The node files are written by hand from the vendors' published layouts");
-    line("(tests/inputs/dgx-h100-topo.xml, gb200-tray-topo.xml): no export of either machine is in");
-    line("../shared/data. Host links 400 Gb/s. Besides tree best fit, Slurm's topology/block is a");
-    line("baseline: `block-bestfit` places on the fabric's blocks (here the NVLink domains, else");
-    line("the leaves) as topology/block does, `block-segment` as with `--segment`. Jobs here");
-    line("carry no tensor-parallel groups (Philly has no model), so `block-segment` takes each");
-    line("job's share of a block as its segment. `nvl72-rails` is the same racks as sites build");
-    line("them after NVIDIA's GB200 NVL72 reference architectures: each tray's 4 GPUs with a");
-    line("400 Gb/s NIC each on a rail-optimized, non-blocking fabric between the racks");
-    line("(tests/inputs/gb200-nvl72-rails.conf: 8 racks, 4 rails of one leaf per rack, 18");
-    line("spines), repeated to the size given.");
-    line();
+// Section 4: the fabrics of 2026, and the same fabrics larger.
+void fabric_slots(const ReportRun &run, Slots &slots) {
+    std::string cases;
     for (std::size_t i : {2, 3, 5}) {
-        const CaseResult &c = *cases[i];
-        line(fmt::format("### {}: {} hosts, {}", c.spec.name,
-                         c.prepared.front().front().cluster.graph.host_count(), c.spec.title));
-        line();
-        case_header(page, c);
-        behaviour_line(page, c);
-        matrix_tables(page, c);
-        add_verdicts(verdicts, c.spec.name, c.at(kHeadline), fabric_others);
+        const CaseResult &c = *run.cases[i];
+        cases += fmt::format("### {}: {} hosts, {}\n\n", c.spec.name,
+                             c.prepared.front().front().cluster.graph.host_count(), c.spec.title);
+        cases += case_text(c);
     }
-    {
-        // The analysis of the engine's loss on NVL72 (prose kept beside the code, the
-        // figures of this run after it).
-        std::ifstream text(std::string(SLURM_AI_SOURCE_DIR) + "/bench/ai-sim/nvl72_analysis.md");
-        std::stringstream prose;
-        prose << text.rdbuf();
-        page.raw(prose.str());
-        line();
-        for (const auto &l : job_by_job_section(*cases[3], {true, 0.0}, "block-bestfit", "engine"))
-            line(l);
-        line();
+    slots["fabric_cases"] = cases;
+    slots["nvl72_job_by_job"] =
+        joined(job_by_job_section(*run.cases[3], {true, 0.0}, "block-bestfit", "engine"));
+    std::string larger;
+    if (!run.big.empty())
+        larger = "### The same fabrics, larger (headline variant, then the engine alone)\n\n";
+    for (const auto *c : run.big) {
+        Page page;
+        page.line(fmt::format("#### {}: {} hosts", c->spec.name,
+                              c->prepared.front().front().cluster.graph.host_count()));
+        page.line();
+        page.raw(joined(c->prepared.front().front().lines, "- "));
+        page.line();
+        page.raw(results_table(c->at(kHeadline), true));
+        page.line();
+        behaviour_line(page, *c);
+        page.line("Contention on, nothing elastic (the engine alone against Slurm's policies):");
+        page.line();
+        page.raw(results_table(c->at({true, 0.0}), true));
+        page.line();
+        larger += page.text();
     }
-    if (!big.empty()) {
-        line("### The same fabrics, larger (headline variant, then the engine alone)");
-        line();
-        for (const auto *c : big) {
-            line(fmt::format("#### {}: {} hosts", c->spec.name,
-                             c->prepared.front().front().cluster.graph.host_count()));
-            line();
-            for (const auto &l : c->prepared.front().front().lines)
-                line("- " + l);
-            line();
-            page.raw(results_table(c->at(kHeadline), true));
-            line();
-            behaviour_line(page, *c);
-            line("Contention on, nothing elastic (the engine alone against Slurm's policies):");
-            line();
-            page.raw(results_table(c->at({true, 0.0}), true));
-            line();
-            add_verdicts(verdicts, c->spec.name, c->at(kHeadline), fabric_others);
-        }
-    }
+    slots["larger_fabrics"] = larger;
+}
 
-    line("## 5. Backfill's reservations planned by the engine");
-    line();
-    line("The select plugin places run-now tests with the engine and leaves backfill's will-run");
-    line("tests (its reservations) to cons_tres. Whether planning them with the engine too would");
-    line("help, measured on the headline variants:");
-    line();
-    line("| scenario | suite, reservations by tree best fit | by the engine | change |");
-    line("|---|---:|---:|---:|");
-    bool planning_helps = false;
-    nlohmann::json planning_json = nlohmann::json::array();
-    for (std::size_t k = 0; k < planned.size(); ++k) {
+// Section 5's table and verdict, and the same figures as JSON.
+nlohmann::json planning_slots(const ReportRun &run, Slots &slots) {
+    std::string rows;
+    bool helps = false;
+    nlohmann::json json = nlohmann::json::array();
+    for (std::size_t k = 0; k < run.planned.size(); ++k) {
         const std::size_t i = k == 2 ? 4 : k;
-        const double a = by_policy(cases[i]->at(kHeadline), "suite").mean_jct_h;
-        const double b = planned[k]->rows.front().front().mean_jct_h;
+        const double a = by_policy(run.cases[i]->at(kHeadline), "suite").mean_jct_h;
+        const double b = run.planned[k]->rows.front().front().mean_jct_h;
         Verdict vd{"", "", "", b, a, true, 0};
-        planning_helps = planning_helps || vd.sign() > 0;
-        line(fmt::format("| {} | {:.3f} | {:.3f} | {} |", cases[i]->spec.name, a, b, change(b, a)));
-        planning_json.push_back({{"scenario", cases[i]->spec.name},
-                                 {"mean_jct_h_tree_bestfit_plans", a},
-                                 {"mean_jct_h_engine_plans", b}});
+        helps = helps || vd.sign() > 0;
+        rows += fmt::format("| {} | {:.3f} | {:.3f} | {} |\n", run.cases[i]->spec.name, a, b,
+                            change(b, a));
+        json.push_back({{"scenario", run.cases[i]->spec.name},
+                        {"mean_jct_h_tree_bestfit_plans", a},
+                        {"mean_jct_h_engine_plans", b}});
     }
-    line();
-    line(planning_helps
-             ? "Planning with the engine helps somewhere by more than the 0.5% a tie allows."
-             : "Planning with the engine changes mean JCT by less than the 0.5% a tie allows "
-               "everywhere: the plugin keeps leaving will-run tests to cons_tres (`ai-sim "
-               "--suite-plans-backfill` keeps the experiment).");
-    line();
+    slots["planning_rows"] = rows;
+    slots["planning_verdict"] =
+        helps ? "Planning with the engine helps somewhere by more than the 0.5% a tie allows."
+              : "Planning with the engine changes mean JCT by less than the 0.5% a tie allows "
+                "everywhere: the plugin keeps leaving will-run tests to cons_tres (`ai-sim "
+                "--suite-plans-backfill` keeps the experiment).";
+    return json;
+}
 
-    line("## 6. Failures as they happen: a real fault trace");
-    line();
-    page.raw(failures_section(study));
-    line(fmt::format("![Lost GPU-hours]({}/sim-failures-lost.svg)", link));
-    line();
-    {
-        const auto h = failure_headline(study, 0);
-        verdicts.push_back({"failures (trace)", "lost GPU-hours per window", "tree-bestfit",
-                            h.lost_suite, h.lost_tree, true, 0});
-    }
-
-    line("## 7. Scale: one day of trace on a 10,000-GPU cluster");
-    line();
-    for (const auto &l : scale->lines)
-        line("- " + l);
-    line();
-    line("Each policy simulated alone, one thread, on this machine (timings vary between runs;");
-    line("`build/bin/ai-sim bench` prints the same). Peak RSS is the process's, which also holds");
-    line("every earlier simulation of this report; `ai-sim bench` alone reports its own.");
-    line();
-    line("| policy | jobs | done | mean JCT h | GPU util % | placements tried | wall s | vs "
-         "slurm-default | peak RSS MiB |");
-    line("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (const auto &t : timings)
-        page.raw(fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {} | {:.2f} | {:.2f}x | {} |\n",
-                             t.policy, t.summary.jobs, t.summary.finished, t.summary.mean_jct_h,
-                             100 * t.summary.utilisation, t.placements, t.wall_s,
-                             t.wall_s / timings.front().wall_s, t.rss_mib));
-    line();
-
-    line("## Where the suite wins, ties and loses");
-    line();
-    line("Every comparison above of `suite` with a baseline, headline variants; differences under");
-    line("0.5% are ties.");
-    line();
+// Sections 6, 7 and the wins, ties and losses.
+void closing_slots(const ReportRun &run, Slots &slots) {
+    slots["failures"] = failures_section(run.study);
+    slots["scale_lines"] = joined(run.scale_lines, "- ");
+    std::string rows;
+    for (const auto &t : run.timings)
+        rows += fmt::format("| {} | {} | {} | {:.3f} | {:.1f} | {} | {:.2f} | {:.2f}x | {} |\n",
+                            t.policy, t.summary.jobs, t.summary.finished, t.summary.mean_jct_h,
+                            100 * t.summary.utilisation, t.placements, t.wall_s,
+                            t.wall_s / run.timings.front().wall_s, t.rss_mib);
+    slots["scale_rows"] = rows;
+    const auto verdicts = all_verdicts(run);
+    std::string out;
     for (int sign : {1, 0, -1}) {
-        line(sign > 0 ? "**Better:**" : sign == 0 ? "**Tied:**" : "**Worse:**");
-        line();
+        out += sign > 0 ? "**Better:**\n\n" : sign == 0 ? "**Tied:**\n\n" : "**Worse:**\n\n";
         int n = 0;
         for (const auto &v : verdicts)
             if (v.sign() == sign) {
-                page.raw(fmt::format("- {}: {} {:.4g} against {} {:.4g} ({})\n", v.scenario,
-                                     v.metric, v.suite, v.other, v.baseline,
-                                     change(v.suite, v.baseline)));
+                out += fmt::format("- {}: {} {:.4g} against {} {:.4g} ({})\n", v.scenario,
+                                   v.metric, v.suite, v.other, v.baseline,
+                                   change(v.suite, v.baseline));
                 ++n;
             }
-        if (n == 0)
-            line("- none");
-        line();
+        out += n == 0 ? "- none\n\n" : "\n";
     }
+    slots["verdicts"] = out;
+}
 
-    line("## What this evaluation does not show");
-    line();
-    line("- **Elasticity is assumed, and strong.** No trace here records which jobs could");
-    line("  resize; the share is a stated assumption, shown at 0%, 50% and 100%. Jobs scale");
-    line("  strongly (the global batch fixed); Pollux also adapts the batch size, which this");
-    line("  suite does not do. Resizes are by whole nodes, as Slurm's job expansion gives them:");
-    line("  a job of one node cannot take more GPUs of its own node.");
-    line("- **Contention** counts leaf uplinks (and rails, which are leaves), not NICs shared by");
-    line("  jobs on one host or the spines' oversubscription towards the core; a job's traffic is");
-    line("  spread over its step (no phase alignment between jobs, as CASSINI would schedule).");
-    line("- **GPUs inside a node.** The simulator applies the GPUs the policy picks, as the");
-    line("  select plugin does: after cons_tres's run-now test on the engine's nodes it puts the");
-    line("  engine's GPUs in place of cons_tres's where the counts agree and they are free");
-    line("  (cluster.select_gpu_choice), except for jobs with `--gres-flags=enforce-binding`,");
-    line("  where cons_tres's choice stands.");
-    line("- **Philly carries no model, pattern or time limit.** Multi-GPU Philly jobs get a");
-    line("  pattern drawn from a fixed mix, a communication share from the measurements, and a");
-    line("  time limit of twice their duration; the arrivals of four days are laid over one (and");
-    line("  of forty for the scale run) to load the cluster.");
-    line("- **The measurements come from one small testbed** (16 nodes of 4 T4 GPUs on 50 Gb/s");
-    line("  Ethernet under one switch); placements there differ only in how the GPUs spread over");
-    line("  nodes, and the Pollux workloads' durations are drawn from Philly and scaled.");
-    line("- **Failures** come from one trace of one cluster (400 servers, a year): no switch");
-    line("  failures (the trace has none), and a rack is only as the simultaneous faults show it.");
-    line("- **Scheduler details.** Slurm's event-triggered main scheduler looks at 100 jobs");
-    line("  (default_queue_depth) and its backfill rounds times to 60 s and stops after");
-    line("  bf_max_time; here the main scheduler walks the whole queue (up to the first job that");
-    line("  does not fit) after every event and backfill plans at exact times. Priority is");
-    line("  submission order (no fair share, no partitions).");
+}  // namespace
 
-    if (auto err = write_file(o.markdown, page.text())) {
-        std::cerr << "ai-sim: " << *err << '\n';
+int write_report(const ReportOptions &o) {
+    const auto t_start = std::chrono::steady_clock::now();
+    std::error_code ec;
+    fs::create_directories(o.image_dir, ec);
+    if (ec) {
+        std::cerr << "ai-sim: cannot create " << o.image_dir << ": " << ec.message() << '\n';
         return 1;
     }
+    auto fail = [](const std::string &message) {
+        std::cerr << "ai-sim: " << message << '\n';
+        return 1;
+    };
+    // The page's prose, read first: a report that cannot be written is not run.
+    const std::string page_template =
+        read_page_template(std::string(SLURM_AI_SOURCE_DIR) + "/bench/ai-sim/evaluation_template.md");
+    ReportRun run;
+    if (auto err = run_cases(o, run))
+        return fail(err->message());
+    if (auto err = run_scale(o.quick, run))
+        return fail(err->message());
+    const auto figures = report_figures(run);
+    for (const auto &[name, svg] : figures)
+        if (auto err = write_file(fs::path(o.image_dir) / name, svg))
+            return fail(*err);
+
+    std::vector<const CaseResult *> all_cases(run.cases.begin(), run.cases.end());
+    all_cases.insert(all_cases.end(), run.big.begin(), run.big.end());
+    const Targets judged = judge_targets(run.cases, all_cases, run.big, run.study);
+    Slots slots;
+    slots["this_run"] = fmt::format(
+        "This run: {} simulations in {:.0f} s on {} thread{}, then the scale runs.{}",
+        run.simulations, run.sim_s, o.threads, o.threads == 1 ? "" : "s",
+        o.quick ? " **Quick mode: small scenarios, for tests only.**" : "");
+    for (const auto &t : judged.rows)
+        slots["targets"] += fmt::format("| {} | {} | {} |\n", t.what, t.figure, t.met ? "yes" : "**no**");
+    slots["limits"] = joined(limits_section(all_cases));
+    slots["img"] = o.image_link.empty() ? relative_link(o.markdown, o.image_dir) : o.image_link;
+    slots["step_rule"] = run.cases[0]->prepared[run.cases[0]->variant(kHeadline)].front().steps.rule();
+    slots["assumed_share"] = share_name(kAssumedElasticShare);
+    philly_slots(run, slots);
+    pollux_slots(run, slots);
+    fabric_slots(run, slots);
+    const nlohmann::json planning_json = planning_slots(run, slots);
+    closing_slots(run, slots);
+    if (auto err = write_file(o.markdown, fill_page(page_template, slots)))
+        return fail(*err);
     if (!o.json.empty()) {
         nlohmann::json j;
         j["scenarios"] = nlohmann::json::array();
-        for (const auto *c : cases)
-            j["scenarios"].push_back(case_json(*c));
-        for (const auto *c : big)
+        for (const auto *c : all_cases)
             j["scenarios"].push_back(case_json(*c));
         j["targets"] = judged.json;
         j["placement_targets"] = judged.placement_json;
         j["backfill_planning"] = planning_json;
-        j["failures"] = failures_json(study);
-        if (auto err = write_file(o.json, j.dump(2) + "\n")) {
-            std::cerr << "ai-sim: " << *err << '\n';
-            return 1;
-        }
+        j["failures"] = failures_json(run.study);
+        if (auto err = write_file(o.json, j.dump(2) + "\n"))
+            return fail(*err);
     }
     const double total =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - t_start).count();
