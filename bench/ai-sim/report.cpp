@@ -519,7 +519,8 @@ std::vector<std::pair<std::string, std::string>> report_figures(const ReportRun 
     const CaseResult &gpus = *run.cases[0];
     const std::size_t hv = gpus.variant(kHeadline);
     const int hosts = gpus.prepared[hv].front().cluster.graph.host_count();
-    LineChart cdf{fmt::format("philly-gpus, {} DGX-2, headline variant: job completion time", hosts),
+    LineChart cdf{fmt::format("philly-gpus, {} DGX-2, headline variant: job completion time",
+                              hosts),
                   "completion time (h, log)",
                   "share of jobs",
                   true,
@@ -758,8 +759,8 @@ int write_report(const ReportOptions &o) {
         return 1;
     };
     // The page's prose, read first: a report that cannot be written is not run.
-    const std::string page_template =
-        read_page_template(std::string(SLURM_AI_SOURCE_DIR) + "/bench/ai-sim/evaluation_template.md");
+    const std::string page_template = read_page_template(std::string(SLURM_AI_SOURCE_DIR) +
+                                                         "/bench/ai-sim/evaluation_template.md");
     ReportRun run;
     if (auto err = run_cases(o, run))
         return fail(err->message());
@@ -779,10 +780,12 @@ int write_report(const ReportOptions &o) {
         run.simulations, run.sim_s, o.threads, o.threads == 1 ? "" : "s",
         o.quick ? " **Quick mode: small scenarios, for tests only.**" : "");
     for (const auto &t : judged.rows)
-        slots["targets"] += fmt::format("| {} | {} | {} |\n", t.what, t.figure, t.met ? "yes" : "**no**");
+        slots["targets"] +=
+            fmt::format("| {} | {} | {} |\n", t.what, t.figure, t.met ? "yes" : "**no**");
     slots["limits"] = joined(limits_section(all_cases));
     slots["img"] = o.image_link.empty() ? relative_link(o.markdown, o.image_dir) : o.image_link;
-    slots["step_rule"] = run.cases[0]->prepared[run.cases[0]->variant(kHeadline)].front().steps.rule();
+    const CaseResult &first = *run.cases[0];
+    slots["step_rule"] = first.prepared[first.variant(kHeadline)].front().steps.rule();
     slots["assumed_share"] = share_name(kAssumedElasticShare);
     philly_slots(run, slots);
     pollux_slots(run, slots);
