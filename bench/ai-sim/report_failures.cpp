@@ -160,26 +160,12 @@ FailureHeadline failure_headline(const FailureStudy &study, std::size_t size) {
     return h;
 }
 
-std::string failures_section(const FailureStudy &study) {
+namespace {
+
+// The learned risk model: how it was trained and how it was judged.
+std::string learned_model_section(const FailureStudy &study) {
     std::string md;
     auto line = [&](const std::string &s = "") { md += s + "\n"; };
-    const FaultTrace &f = study.trace;
-    int kinds[kFailureClasses] = {};
-    for (const auto &x : f.faults)
-        ++kinds[static_cast<int>(x.kind)];
-    std::string by_class;
-    for (int c = 0; c < kFailureClasses; ++c)
-        by_class += fmt::format("{}{} {}", c ? ", " : "", kinds[c], to_string(static_cast<FailureClass>(c)));
-    line(fmt::format(
-        "The InfiniteHBD fault trace (../shared/data/failures): {} faults of {} of the {} servers "
-        "the study followed, days {:.1f} to {:.1f}, by class {}; a fault lasts its own time (median "
-        "under a day, some for months), network faults take the server's link, not the server. "
-        "Its servers go onto hosts by rack: servers that fault at the same moment go to one leaf "
-        "switch, the others at random (with the window's seed); a cluster larger than the "
-        "population takes it again, each copy a third of the trace later. Faults before a window "
-        "are the failure history the plugin would have kept.",
-        f.faults.size(), f.servers.size(), f.population, f.first_day, f.last_day, by_class));
-    line();
     line("### The learned risk model");
     line();
     const auto &i = study.model.info;
@@ -228,61 +214,95 @@ std::string failures_section(const FailureStudy &study) {
                "three counts: the plugin would not use it (RiskModel= refuses such a file), and "
                "`engine-learned` below shows what it would have done.");
     line();
-    for (std::size_t k = 0; k < study.sizes.size(); ++k) {
-        const auto &s = study.sizes[k];
-        line(fmt::format("### {} hosts", s.hosts));
-        line();
-        for (const auto &l : s.scenario->lines)
-            line("- " + l);
-        int faults = 0;
-        for (int n : s.faults)
-            faults += n;
-        line(fmt::format("- {} windows starting on days {:.1f} to {:.1f} (in the held-out part), "
-                         "{} failures met in all; checkpoints every hour; half of the "
-                         "elastic-capable jobs elastic; no contention",
-                         s.starts.size(), s.starts.front(), s.starts.back(), faults));
-        line();
-        std::vector<Summary> mean;
-        for (std::size_t p = 0; p < study.policies.size(); ++p)
-            mean.push_back(mean_over_windows(s, p));
-        line("Over the windows (failures and jobs stopped: totals; lost GPU-hours: mean per window):");
-        line();
-        md += failures_table(mean, true);
-        line();
-        md += "| policy | mean JCT h | p99 JCT h |\n|---|---:|---:|\n";
-        for (const auto &m : mean)
-            md += fmt::format("| {} | {:.3f} | {:.2f} |\n", m.policy, m.mean_jct_h, m.p99_jct_h);
-        line();
-        const auto h = failure_headline(study, k);
-        line(fmt::format(
-            "Lost GPU-hours per window: tree best fit {:.1f}, the engine {:.1f} ({}), the suite with "
-            "ai-recover {:.1f} ({}).",
-            h.lost_tree, h.lost_engine,
-            h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_engine - h.lost_tree) / h.lost_tree) : "n/a",
-            h.lost_suite,
-            h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_suite - h.lost_tree) / h.lost_tree) : "n/a"));
-        line();
-        line("Window by window, engine against engine-norisk (a win: fewer GPU-hours lost by the "
-             "jobs of the regime in the window):");
-        line();
-        line("| regime | wins | ties | losses | win rate |");
-        line("|---|---:|---:|---:|---:|");
-        const auto wt = window_tally(s, index_of(study.policies, "engine"),
-                                     index_of(study.policies, "engine-norisk"));
-        for (int r : {1, 2, 0}) {
-            const auto &t = wt[static_cast<std::size_t>(r)];
-            line(fmt::format("| {} | {} | {} | {} | {} |", to_string(static_cast<Regime>(r)), t[0],
-                             t[1], t[2],
-                             percent_or(win_rate(t[0], t[2]), "-")));
-        }
-        line();
-        for (const char *aware : {"engine", "engine-learned"}) {
-            line(fmt::format("Decision by decision, {} against engine-norisk on the same state:", aware));
-            line();
-            md += paired_table(aware, pooled(s, index_of(study.policies, aware)), true);
-            line();
-        }
+    return md;
+}
+
+// One cluster size of the replay: its windows, what each policy lost, window by window
+// and decision by decision.
+std::string failure_size_section(const FailureStudy &study, std::size_t k) {
+    std::string md;
+    auto line = [&](const std::string &s = "") { md += s + "\n"; };
+    const auto &s = study.sizes[k];
+    line(fmt::format("### {} hosts", s.hosts));
+    line();
+    for (const auto &l : s.scenario->lines)
+        line("- " + l);
+    int faults = 0;
+    for (int n : s.faults)
+        faults += n;
+    line(fmt::format("- {} windows starting on days {:.1f} to {:.1f} (in the held-out part), "
+                     "{} failures met in all; checkpoints every hour; half of the "
+                     "elastic-capable jobs elastic; no contention",
+                     s.starts.size(), s.starts.front(), s.starts.back(), faults));
+    line();
+    std::vector<Summary> mean;
+    for (std::size_t p = 0; p < study.policies.size(); ++p)
+        mean.push_back(mean_over_windows(s, p));
+    line("Over the windows (failures and jobs stopped: totals; lost GPU-hours: mean per window):");
+    line();
+    md += failures_table(mean, true);
+    line();
+    md += "| policy | mean JCT h | p99 JCT h |\n|---|---:|---:|\n";
+    for (const auto &m : mean)
+        md += fmt::format("| {} | {:.3f} | {:.2f} |\n", m.policy, m.mean_jct_h, m.p99_jct_h);
+    line();
+    const auto h = failure_headline(study, k);
+    line(fmt::format(
+        "Lost GPU-hours per window: tree best fit {:.1f}, the engine {:.1f} ({}), the suite with "
+        "ai-recover {:.1f} ({}).",
+        h.lost_tree, h.lost_engine,
+        h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_engine - h.lost_tree) / h.lost_tree) : "n/a",
+        h.lost_suite,
+        h.lost_tree > 0 ? fmt::format("{:+.1f}%", 100 * (h.lost_suite - h.lost_tree) / h.lost_tree) : "n/a"));
+    line();
+    line("Window by window, engine against engine-norisk (a win: fewer GPU-hours lost by the "
+         "jobs of the regime in the window):");
+    line();
+    line("| regime | wins | ties | losses | win rate |");
+    line("|---|---:|---:|---:|---:|");
+    const auto wt = window_tally(s, index_of(study.policies, "engine"),
+                                 index_of(study.policies, "engine-norisk"));
+    for (int r : {1, 2, 0}) {
+        const auto &t = wt[static_cast<std::size_t>(r)];
+        line(fmt::format("| {} | {} | {} | {} | {} |", to_string(static_cast<Regime>(r)), t[0],
+                         t[1], t[2],
+                         percent_or(win_rate(t[0], t[2]), "-")));
     }
+    line();
+    for (const char *aware : {"engine", "engine-learned"}) {
+        line(fmt::format("Decision by decision, {} against engine-norisk on the same state:", aware));
+        line();
+        md += paired_table(aware, pooled(s, index_of(study.policies, aware)), true);
+        line();
+    }
+    return md;
+}
+
+}  // namespace
+
+std::string failures_section(const FailureStudy &study) {
+    std::string md;
+    auto line = [&](const std::string &s = "") { md += s + "\n"; };
+    const FaultTrace &f = study.trace;
+    int kinds[kFailureClasses] = {};
+    for (const auto &x : f.faults)
+        ++kinds[static_cast<int>(x.kind)];
+    std::string by_class;
+    for (int c = 0; c < kFailureClasses; ++c)
+        by_class += fmt::format("{}{} {}", c ? ", " : "", kinds[c], to_string(static_cast<FailureClass>(c)));
+    line(fmt::format(
+        "The InfiniteHBD fault trace (../shared/data/failures): {} faults of {} of the {} servers "
+        "the study followed, days {:.1f} to {:.1f}, by class {}; a fault lasts its own time (median "
+        "under a day, some for months), network faults take the server's link, not the server. "
+        "Its servers go onto hosts by rack: servers that fault at the same moment go to one leaf "
+        "switch, the others at random (with the window's seed); a cluster larger than the "
+        "population takes it again, each copy a third of the trace later. Faults before a window "
+        "are the failure history the plugin would have kept.",
+        f.faults.size(), f.servers.size(), f.population, f.first_day, f.last_day, by_class));
+    line();
+    md += learned_model_section(study);
+    for (std::size_t k = 0; k < study.sizes.size(); ++k)
+        md += failure_size_section(study, k);
     return md;
 }
 
