@@ -219,6 +219,43 @@ void reorder_spread(const std::vector<Prediction> &ps, const Keep &keep, ModelFi
     }
 }
 
+// The measured configurations the model can predict, each placed on the cluster ai-fit
+// builds; one-GPU configurations (nothing to communicate) are counted in `excluded`.
+Parsed<std::vector<Case>> fit_cases(const Measurements &data, const FitOptions &options,
+                                    const ClusterGraph &graph, int node_gpus,
+                                    std::size_t &excluded) {
+    std::vector<Case> cases;
+    for (const auto &c : data.configs) {
+        const double measured = options.smallest_batch ? c.smallest_bsz_sync_s : c.sync_s;
+        if (c.gpus() < 2 || !(measured > 0)) {
+            ++excluded;  // one GPU: the model has no communication to predict
+            continue;
+        }
+        int most = *std::max_element(c.gpus_per_node.begin(), c.gpus_per_node.end());
+        if (c.nodes() > options.hosts || most > node_gpus)
+            return InputError{"placement", c.placement,
+                              fmt::format("at most {} nodes of {} GPUs (the cluster ai-fit "
+                                          "builds from --node)",
+                                          options.hosts, node_gpus),
+                              c.model + "/" + c.source, 0};
+        Case k;
+        k.config = c;
+        k.model = static_cast<std::size_t>(
+            std::find(data.models.begin(), data.models.end(), c.model) - data.models.begin());
+        for (int i = 0; i < c.nodes(); ++i) {
+            k.placement.hosts.push_back(graph.host_index("h" + std::to_string(i + 1)));
+            k.placement.gpus.emplace_back();
+            for (int g = 0; g < c.gpus_per_node[static_cast<std::size_t>(i)]; ++g)
+                k.placement.gpus.back().push_back(g);
+        }
+        k.measured_s = measured;
+        k.train = in_train_split(c, options);
+        cases.push_back(std::move(k));
+    }
+
+    return cases;
+}
+
 }  // namespace
 
 double published_gradient_bytes(const std::string &model) {
@@ -245,34 +282,10 @@ Parsed<FitReport> run_fit(const Measurements &data, const FitOptions &options) {
 
     FitReport report;
     report.options = options;
-    std::vector<Case> cases;
-    for (const auto &c : data.configs) {
-        const double measured = options.smallest_batch ? c.smallest_bsz_sync_s : c.sync_s;
-        if (c.gpus() < 2 || !(measured > 0)) {
-            ++report.excluded;  // one GPU: the model has no communication to predict
-            continue;
-        }
-        int most = *std::max_element(c.gpus_per_node.begin(), c.gpus_per_node.end());
-        if (c.nodes() > options.hosts || most > node_gpus)
-            return InputError{"placement", c.placement,
-                              fmt::format("at most {} nodes of {} GPUs (the cluster ai-fit "
-                                          "builds from --node)",
-                                          options.hosts, node_gpus),
-                              c.model + "/" + c.source, 0};
-        Case k;
-        k.config = c;
-        k.model = static_cast<std::size_t>(
-            std::find(data.models.begin(), data.models.end(), c.model) - data.models.begin());
-        for (int i = 0; i < c.nodes(); ++i) {
-            k.placement.hosts.push_back(graph->host_index("h" + std::to_string(i + 1)));
-            k.placement.gpus.emplace_back();
-            for (int g = 0; g < c.gpus_per_node[static_cast<std::size_t>(i)]; ++g)
-                k.placement.gpus.back().push_back(g);
-        }
-        k.measured_s = measured;
-        k.train = in_train_split(c, options);
-        cases.push_back(std::move(k));
-    }
+    auto fitted_cases = fit_cases(data, options, graph.value(), node_gpus, report.excluded);
+    if (!fitted_cases)
+        return fitted_cases.error();
+    const std::vector<Case> cases = std::move(fitted_cases).value();
 
     // Start from the defaults and the published sizes.
     const std::size_t M = data.models.size();
