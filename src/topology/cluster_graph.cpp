@@ -19,6 +19,96 @@ ClusterGraph::ClusterGraph(ClusterGraph &&) noexcept = default;
 ClusterGraph &ClusterGraph::operator=(ClusterGraph &&) noexcept = default;
 ClusterGraph::~ClusterGraph() = default;
 
+void ClusterGraph::Impl::add_gpus(const std::vector<int> &node_vertex) {
+    Impl &g = *this;
+    const std::size_t H = g.host_nodes.size();
+    for (std::size_t h = 0; h < H; ++h) {
+        const NodeTopology &t = *g.host_topology[h];
+        const auto &nic = g.nic_of_gpu.at(&t);
+        std::vector<int> gv;
+        int nvs = -1;
+        if (t.nvswitches > 0 && !t.gpus.empty())
+            nvs = static_cast<int>(boost::add_vertex(
+                VertexProps{VertexKind::kNvSwitch, -1, static_cast<int>(h)}, g.graph));
+        for (std::size_t i = 0; i < t.gpus.size(); ++i) {
+            int v = static_cast<int>(boost::add_vertex(
+                VertexProps{VertexKind::kGpu, static_cast<int>(i), static_cast<int>(h)}, g.graph));
+            gv.push_back(v);
+            double pcie =
+                nic[i] >= 0 ? t.gpu_nic_bandwidth[i * t.nics.size() + nic[i]] : kDefaultPcieGBs;
+            EdgeProps e{pcie, pcie, latency.pcie_us, 1};
+            boost::add_edge(v, node_vertex[g.host_nodes[h]], e, g.graph);
+            if (nvs >= 0 && t.gpus[i].nvlink_gbs > 0) {
+                double bw = t.gpus[i].nvlink_gbs;
+                boost::add_edge(v, nvs, EdgeProps{bw, bw, latency.nvlink_us, 1}, g.graph);
+            }
+        }
+        for (std::size_t i = 0; i < t.gpus.size(); ++i)
+            for (std::size_t j = i + 1; j < t.gpus.size(); ++j)
+                if (t.path(static_cast<int>(i), static_cast<int>(j)) == PathType::kNVLink) {
+                    double bw = t.bandwidth(static_cast<int>(i), static_cast<int>(j));
+                    boost::add_edge(gv[i], gv[j], EdgeProps{bw, bw, latency.nvlink_us, 1}, g.graph);
+                }
+    }
+
+}
+
+// A BFS from each switch, then one pass in BFS order. A single flow follows one shortest
+// path (ECMP), so it gets the best bottleneck among them, one cable wide.
+void ClusterGraph::Impl::switch_paths(const SwitchGraph &sg) {
+    Impl &g = *this;
+    const std::size_t S = g.S();
+    g.hops.assign(S * S, UINT16_MAX);
+    g.widest.assign(S * S, 0.0f);
+    std::vector<std::size_t> order;
+    order.reserve(S);
+    for (std::size_t s = 0; s < S; ++s) {
+        order.clear();
+        std::uint16_t *dist = &g.hops[s * S];
+        float *wide = &g.widest[s * S];
+        dist[s] = 0;
+        wide[s] = std::numeric_limits<float>::max();
+        auto vis = boost::make_bfs_visitor(std::make_pair(
+            boost::record_distances(
+                boost::make_iterator_property_map(dist, boost::get(boost::vertex_index, sg)),
+                boost::on_tree_edge()),
+            boost::write_property(boost::typed_identity_property_map<std::size_t>(),
+                                  std::back_inserter(order), boost::on_discover_vertex())));
+        boost::breadth_first_search(sg, s, boost::visitor(vis));
+        for (std::size_t v : order) {
+            if (v == s)
+                continue;
+            float best = 0;
+            for (auto [e, end] = boost::out_edges(v, sg); e != end; ++e) {
+                std::size_t u = boost::target(*e, sg);
+                if (dist[u] + 1 == dist[v])
+                    best = std::max(best, std::min(wide[u], static_cast<float>(sg[*e].cable_gbs)));
+            }
+            wide[v] = best;
+        }
+    }
+
+}
+
+void ClusterGraph::Impl::find_leaves_below(const std::vector<std::vector<int>> &lower) {
+    Impl &g = *this;
+    const std::size_t S = g.S();
+    g.leaves_below.assign(S, {});
+    std::vector<std::size_t> by_level(S);
+    std::iota(by_level.begin(), by_level.end(), 0);
+    std::sort(by_level.begin(), by_level.end(),
+              [&](auto a, auto b) { return g.switch_level[a] < g.switch_level[b]; });
+    for (std::size_t s : by_level) {
+        auto &leaves = g.leaves_below[s];
+        if (!g.hosts_at_leaf[s].empty())
+            leaves.push_back(static_cast<int>(s));
+        for (int c : lower[s])
+            leaves.insert(leaves.end(), g.leaves_below[c].begin(), g.leaves_below[c].end());
+        std::sort(leaves.begin(), leaves.end());
+        leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
+    }
+}
+
 Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, NodeTopology> nodes,
                                          std::optional<NodeTopology> default_node,
                                          LatencyModel latency) {
@@ -115,85 +205,9 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
     }
     g.attach_ports();
 
-    // GPUs inside each host: an edge to the host (its PCIe path to the NIC), direct
-    // NVLink pairs, and one NVSwitch vertex per host whose GPUs share switches.
-    for (std::size_t h = 0; h < H; ++h) {
-        const NodeTopology &t = *g.host_topology[h];
-        const auto &nic = g.nic_of_gpu.at(&t);
-        std::vector<int> gv;
-        int nvs = -1;
-        if (t.nvswitches > 0 && !t.gpus.empty())
-            nvs = static_cast<int>(boost::add_vertex(
-                VertexProps{VertexKind::kNvSwitch, -1, static_cast<int>(h)}, g.graph));
-        for (std::size_t i = 0; i < t.gpus.size(); ++i) {
-            int v = static_cast<int>(boost::add_vertex(
-                VertexProps{VertexKind::kGpu, static_cast<int>(i), static_cast<int>(h)}, g.graph));
-            gv.push_back(v);
-            double pcie =
-                nic[i] >= 0 ? t.gpu_nic_bandwidth[i * t.nics.size() + nic[i]] : kDefaultPcieGBs;
-            EdgeProps e{pcie, pcie, latency.pcie_us, 1};
-            boost::add_edge(v, node_vertex[g.host_nodes[h]], e, g.graph);
-            if (nvs >= 0 && t.gpus[i].nvlink_gbs > 0) {
-                double bw = t.gpus[i].nvlink_gbs;
-                boost::add_edge(v, nvs, EdgeProps{bw, bw, latency.nvlink_us, 1}, g.graph);
-            }
-        }
-        for (std::size_t i = 0; i < t.gpus.size(); ++i)
-            for (std::size_t j = i + 1; j < t.gpus.size(); ++j)
-                if (t.path(static_cast<int>(i), static_cast<int>(j)) == PathType::kNVLink) {
-                    double bw = t.bandwidth(static_cast<int>(i), static_cast<int>(j));
-                    boost::add_edge(gv[i], gv[j], EdgeProps{bw, bw, latency.nvlink_us, 1}, g.graph);
-                }
-    }
-
-    // Hops and the widest shortest path between every pair of switches: a BFS from each
-    // switch, then one pass in BFS order. A single flow follows one shortest path (ECMP),
-    // so it gets the best bottleneck among them, one cable wide.
-    g.hops.assign(S * S, UINT16_MAX);
-    g.widest.assign(S * S, 0.0f);
-    std::vector<std::size_t> order;
-    order.reserve(S);
-    for (std::size_t s = 0; s < S; ++s) {
-        order.clear();
-        std::uint16_t *dist = &g.hops[s * S];
-        float *wide = &g.widest[s * S];
-        dist[s] = 0;
-        wide[s] = std::numeric_limits<float>::max();
-        auto vis = boost::make_bfs_visitor(std::make_pair(
-            boost::record_distances(
-                boost::make_iterator_property_map(dist, boost::get(boost::vertex_index, sg)),
-                boost::on_tree_edge()),
-            boost::write_property(boost::typed_identity_property_map<std::size_t>(),
-                                  std::back_inserter(order), boost::on_discover_vertex())));
-        boost::breadth_first_search(sg, s, boost::visitor(vis));
-        for (std::size_t v : order) {
-            if (v == s)
-                continue;
-            float best = 0;
-            for (auto [e, end] = boost::out_edges(v, sg); e != end; ++e) {
-                std::size_t u = boost::target(*e, sg);
-                if (dist[u] + 1 == dist[v])
-                    best = std::max(best, std::min(wide[u], static_cast<float>(sg[*e].cable_gbs)));
-            }
-            wide[v] = best;
-        }
-    }
-
-    // The leaves below each switch, following strictly decreasing levels.
-    g.leaves_below.assign(S, {});
-    std::vector<std::size_t> by_level(S);
-    std::iota(by_level.begin(), by_level.end(), 0);
-    std::sort(by_level.begin(), by_level.end(),
-              [&](auto a, auto b) { return g.switch_level[a] < g.switch_level[b]; });
-    for (std::size_t s : by_level) {
-        auto &leaves = g.leaves_below[s];
-        if (!g.hosts_at_leaf[s].empty())
-            leaves.push_back(static_cast<int>(s));
-        for (int c : lower[s])
-            leaves.insert(leaves.end(), g.leaves_below[c].begin(), g.leaves_below[c].end());
-        std::sort(leaves.begin(), leaves.end());
-        leaves.erase(std::unique(leaves.begin(), leaves.end()), leaves.end());
-    }
+    g.add_gpus(node_vertex);
+    g.switch_paths(sg);
+    g.find_leaves_below(lower);
     return ClusterGraph(std::move(impl));
 }
 

@@ -117,6 +117,13 @@ struct ClusterGraph::Impl {
     // port serves, hosts_at_leaf (a host under the leaf of its first port) and the
     // NVLink domains (cluster_routes.cpp).
     void attach_ports();
+    // Each host's GPUs as vertices: an edge to the host (its PCIe path to the NIC), direct
+    // NVLink pairs, and an NVSwitch vertex where they share switches (cluster_graph.cpp).
+    void add_gpus(const std::vector<int> &node_vertex);
+    // hops and widest between every pair of switches of `sg` (cluster_graph.cpp).
+    void switch_paths(const SwitchGraph &sg);
+    // leaves_below of every switch, from the neighbours of lower level (cluster_graph.cpp).
+    void find_leaves_below(const std::vector<std::vector<int>> &lower);
 
     int port_switch(int host, int port) const {
         return port < 0 ? -1 : switch_of_node[ports[host][port].leaf];
