@@ -169,6 +169,87 @@ class IoTree {
 // port, so devices one bridge below a common bridge are still under one switch.
 constexpr int kHwlocSwitchLevels = 1;
 
+// A GPU's PCI function: its bus id, OS devices, model and locality.
+Gpu gpu_of(hwloc_topology_t topo, hwloc_obj_t pci) {
+    Gpu g;
+    g.pci_busid = busid_of(pci);
+    for_each_osdev(pci, [&](hwloc_obj_t os) {
+        if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_GPU &&
+            os->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
+            return;
+        if (os->name)
+            g.os_devices.emplace_back(os->name);
+        if (g.model.empty())
+            g.model = info(os, "GPUModel");
+    });
+    if (g.model.empty())
+        g.model = info(pci, "PCIDevice");
+    locality(topo, pci, g.numa_node, g.cpus, g.cores);
+    return g;
+}
+
+struct GpuRec {
+    Gpu gpu;
+    hwloc_obj_t obj;
+};
+struct NicRec {
+    Nic nic;
+    hwloc_obj_t obj;
+};
+
+// NVLink, from the NVLinkBandwidth matrix hwloc's NVML backend records (MB/s): each GPU
+// pair's direct links and each GPU's links into NVSwitches (into `nv`), and each GPU's
+// total (returned). Its endpoints are GPUs (by OS device or PCI device), NVSwitches and,
+// on POWER, packages.
+std::vector<double> nvlink_of(hwloc_topology_t topo, const std::vector<GpuRec> &gpus,
+                              const std::vector<hwloc_obj_t> &switches,
+                              detail::NvlinkFigures &nv) {
+    const std::size_t G = gpus.size();
+    std::vector<double> total(G, 0.0);
+    unsigned nr = 1;
+    hwloc_distances_s *dist = nullptr;
+    if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr >= 1 &&
+        dist) {
+        const unsigned n = dist->nbobjs;
+        std::vector<int> gpu_of(n, -1);
+        std::vector<bool> is_switch(n, false), claimed(G, false);
+        for (unsigned i = 0; i < n; ++i) {
+            hwloc_obj_t o = dist->objs[i];
+            while (o && o->type == HWLOC_OBJ_OS_DEVICE)
+                o = o->parent;
+            if (!o || o->type != HWLOC_OBJ_PCI_DEVICE)
+                continue;
+            if (std::find(switches.begin(), switches.end(), o) != switches.end()) {
+                is_switch[i] = true;
+                continue;
+            }
+            for (std::size_t g = 0; g < G; ++g)
+                if (gpus[g].obj == o && !claimed[g]) {  // a GPU listed twice counts once
+                    gpu_of[i] = static_cast<int>(g);
+                    claimed[g] = true;
+                }
+        }
+        for (unsigned i = 0; i < n; ++i) {
+            if (gpu_of[i] < 0)
+                continue;
+            const auto a = static_cast<std::size_t>(gpu_of[i]);
+            for (unsigned j = 0; j < n; ++j) {
+                const double gbs = static_cast<double>(dist->values[i * n + j]) / 1000.0;
+                if (i == j || !(gbs > 0))
+                    continue;
+                total[a] += gbs;
+                if (gpu_of[j] >= 0)
+                    nv.direct[a * G + static_cast<std::size_t>(gpu_of[j])] += gbs;
+                else if (is_switch[j])
+                    nv.fabric[a] += gbs;
+            }
+        }
+        hwloc_distances_release(topo, dist);
+    }
+
+    return total;
+}
+
 Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
     NodeTopology t;
     hwloc_obj_t root = hwloc_get_root_obj(topo);
@@ -182,14 +263,6 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
         t.numa_nodes.push_back(NumaNode{static_cast<int>(n->os_index), ids_of(n->cpuset),
                                         n->attr->numanode.local_memory});
 
-    struct GpuRec {
-        Gpu gpu;
-        hwloc_obj_t obj;
-    };
-    struct NicRec {
-        Nic nic;
-        hwloc_obj_t obj;
-    };
     std::vector<GpuRec> gpus;
     std::vector<NicRec> nics;
     std::vector<hwloc_obj_t> switches;
@@ -207,21 +280,7 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
         });
         const unsigned vendor = pci->attr->pcidev.vendor_id;
         if (gpu_osdev || (base_class(pci) == 0x03 && (vendor == 0x10de || vendor == 0x1002))) {
-            Gpu g;
-            g.pci_busid = busid_of(pci);
-            for_each_osdev(pci, [&](hwloc_obj_t os) {
-                if (os->attr->osdev.type != HWLOC_OBJ_OSDEV_GPU &&
-                    os->attr->osdev.type != HWLOC_OBJ_OSDEV_COPROC)
-                    return;
-                if (os->name)
-                    g.os_devices.emplace_back(os->name);
-                if (g.model.empty())
-                    g.model = info(os, "GPUModel");
-            });
-            if (g.model.empty())
-                g.model = info(pci, "PCIDevice");
-            locality(topo, pci, g.numa_node, g.cpus, g.cores);
-            gpus.push_back({std::move(g), pci});
+            gpus.push_back({gpu_of(topo, pci), pci});
         } else if (net_osdev || base_class(pci) == 0x02) {
             // One NIC per PCI function: its verbs device names it, else its netdev (the
             // ib0 of an mlx5_0 is the same port), else the bus id.
@@ -274,51 +333,9 @@ Parsed<NodeTopology> extract(hwloc_topology_t topo, std::string_view source) {
     });
     t.nvswitches = static_cast<int>(switches.size());
 
-    // NVLink, from the NVLinkBandwidth matrix hwloc's NVML backend records (MB/s). Its
-    // endpoints are GPUs (by OS device or PCI device), NVSwitches and, on POWER, packages.
     const std::size_t G = gpus.size();
     detail::NvlinkFigures nv{std::vector<double>(G * G, 0.0), std::vector<double>(G, 0.0)};
-    std::vector<double> total(G, 0.0);
-    unsigned nr = 1;
-    hwloc_distances_s *dist = nullptr;
-    if (hwloc_distances_get_by_name(topo, "NVLinkBandwidth", &nr, &dist, 0) == 0 && nr >= 1 &&
-        dist) {
-        const unsigned n = dist->nbobjs;
-        std::vector<int> gpu_of(n, -1);
-        std::vector<bool> is_switch(n, false), claimed(G, false);
-        for (unsigned i = 0; i < n; ++i) {
-            hwloc_obj_t o = dist->objs[i];
-            while (o && o->type == HWLOC_OBJ_OS_DEVICE)
-                o = o->parent;
-            if (!o || o->type != HWLOC_OBJ_PCI_DEVICE)
-                continue;
-            if (std::find(switches.begin(), switches.end(), o) != switches.end()) {
-                is_switch[i] = true;
-                continue;
-            }
-            for (std::size_t g = 0; g < G; ++g)
-                if (gpus[g].obj == o && !claimed[g]) {  // a GPU listed twice counts once
-                    gpu_of[i] = static_cast<int>(g);
-                    claimed[g] = true;
-                }
-        }
-        for (unsigned i = 0; i < n; ++i) {
-            if (gpu_of[i] < 0)
-                continue;
-            const auto a = static_cast<std::size_t>(gpu_of[i]);
-            for (unsigned j = 0; j < n; ++j) {
-                const double gbs = static_cast<double>(dist->values[i * n + j]) / 1000.0;
-                if (i == j || !(gbs > 0))
-                    continue;
-                total[a] += gbs;
-                if (gpu_of[j] >= 0)
-                    nv.direct[a * G + static_cast<std::size_t>(gpu_of[j])] += gbs;
-                else if (is_switch[j])
-                    nv.fabric[a] += gbs;
-            }
-        }
-        hwloc_distances_release(topo, dist);
-    }
+    const std::vector<double> total = nvlink_of(topo, gpus, switches, nv);
 
     IoTree tree;
     std::vector<int> gpu_node(G), nic_node(nics.size());
