@@ -25,6 +25,96 @@ GangState state_of(GangVerdict::Kind k) {
 
 }  // namespace
 
+GangVerdict SelectService::judge_gang(const std::string &key, std::uint32_t user_id,
+                                      const GangSpec &spec,
+                                      std::span<const SelectGangMember> members,
+                                      std::int64_t now) {
+    std::vector<GangMember> gm;
+    for (const auto &m : members) {
+        const auto &s = options(m.job.job_id, m.job.env).hints.gang;
+        if (!s || s->name != spec.name)
+            continue;
+        gm.push_back({m.job.job_id, m.state, m.eligible, m.submit_time, *s});
+    }
+    auto verdict = assess_gang(spec, gm, now);
+
+    // Every job that was ever a live member: ai-elasticd acts on the ones that fail.
+    GangRecord &st = gangs_[key];
+    std::set<std::uint32_t> ids = st.members;
+    for (const auto &m : gm)
+        if (m.state != MemberState::kEnded)
+            ids.insert(m.job_id);
+    const GangState gang_state = state_of(verdict.kind);
+    if (st.state != gang_state || st.members != ids || st.reason != verdict.reason)
+        gangs_dirty_ = true;
+    st = GangRecord{key, user_id, spec, ids, gang_state, verdict.reason, verdict.deadline, now};
+    return verdict;
+}
+
+std::optional<std::vector<GangPart>> SelectService::pending_gang(
+    const SelectJob &job, const GangSpec &spec, std::span<const SelectGangMember> members,
+    std::span<const SelectNode> nodes, std::string &why) {
+    const Loaded &l = *loaded_;
+    std::vector<GangPart> parts;
+    for (const auto &m : members) {
+        if (m.state != MemberState::kPending)
+            continue;
+        const auto &s = options(m.job.job_id, m.job.env).hints.gang;
+        if (!s || s->name != spec.name)
+            continue;
+        auto d = demand_of(m.job, options(m.job.job_id, m.job.env), &why);
+        if (!d) {
+            why = "member " + std::to_string(m.job.job_id) + ": " + why;
+            return std::nullopt;
+        }
+        GangPart part{m.job.job_id, *d, std::vector<std::uint8_t>(l.graph.host_count(), 0)};
+        const bool self = m.job.job_id == job.job_id;
+        for (std::size_t n = 0; n < l.host_of_node.size(); ++n) {
+            int h = l.host_of_node[n];
+            bool ok =
+                self ? n < nodes.size() && nodes[n].usable : n < m.usable.size() && m.usable[n];
+            if (h >= 0 && ok)
+                part.usable[h] = 1;
+        }
+        parts.push_back(std::move(part));
+    }
+    return parts;
+}
+
+std::optional<SelectOutcome> SelectService::plan_gang(
+    const SelectJob &job, const GangSpec &spec, const std::string &key,
+    const std::vector<GangPart> &parts, const ClusterState &state, const PlacementPolicy &policy,
+    const JobDemand &demand, std::int64_t now) {
+    const Loaded &l = *loaded_;
+    std::optional<SelectOutcome> out;
+    ClusterState base = state;
+    for (int h = 0; h < l.graph.host_count(); ++h)
+        base.usable[h] = std::any_of(parts.begin(), parts.end(),
+                                     [&](const GangPart &p) { return p.usable[h] != 0; });
+    auto joint = place_gang(*l.engine, parts, base, policy);
+    if (joint.parts.empty()) {
+        SelectOutcome wait;
+        wait.kind = SelectOutcome::Kind::kWait;
+        wait.reason = "gang " + spec.name + ": all " + std::to_string(spec.size) +
+                      " members pending, but they do not fit together now: " + joint.reason;
+        wait.comment = "ai: " + wait.reason;
+        return wait;
+    }
+    GangPlan plan;
+    plan.made_at = now;
+    for (std::size_t i = 0; i < parts.size(); ++i) {
+        auto &slurm_nodes = plan.nodes[parts[i].job_id];
+        for (int h : joint.parts[i].hosts)
+            slurm_nodes.push_back(l.node_of_host[h]);
+        if (parts[i].job_id == job.job_id) {
+            joint.parts[i].policy = policy.name() + (joint.joint ? "-gang" : "-gang-seq");
+            out = placed(job, demand, joint.parts[i], state);
+        }
+    }
+    gang_plans_[key] = std::move(plan);
+    return out;
+}
+
 SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t user_id,
                                          std::span<const SelectGangMember> members,
                                          std::span<const SelectNode> nodes, std::int64_t now,
@@ -36,25 +126,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         return out;
     }
     const std::string key = gang_key(user_id, spec->name);
-    std::vector<GangMember> gm;
-    for (const auto &m : members) {
-        const auto &s = options(m.job.job_id, m.job.env).hints.gang;
-        if (!s || s->name != spec->name)
-            continue;
-        gm.push_back({m.job.job_id, m.state, m.eligible, m.submit_time, *s});
-    }
-    auto verdict = assess_gang(*spec, gm, now);
-
-    // Every job that was ever a live member: ai-elasticd acts on the ones that fail.
-    GangRecord &st = gangs_[key];
-    std::set<std::uint32_t> ids = st.members;
-    for (const auto &m : gm)
-        if (m.state != MemberState::kEnded)
-            ids.insert(m.job_id);
-    const GangState gang_state = state_of(verdict.kind);
-    if (st.state != gang_state || st.members != ids || st.reason != verdict.reason)
-        gangs_dirty_ = true;
-    st = GangRecord{key, user_id, *spec, ids, gang_state, verdict.reason, verdict.deadline, now};
+    const GangVerdict verdict = judge_gang(key, user_id, *spec, members, now);
 
     if (verdict.kind == GangVerdict::Kind::kWait || verdict.kind == GangVerdict::Kind::kTimedOut) {
         // A member left before the gang started (cancelled while pending): its plan would
@@ -145,56 +217,18 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         gang_plans_.erase(it);  // a fresh start: the old plan no longer fits the view
     {
         // Every pending member at once: the engine sees the whole gang.
-        std::vector<GangPart> parts;
-        for (const auto &m : members) {
-            if (m.state != MemberState::kPending)
-                continue;
-            const auto &s = options(m.job.job_id, m.job.env).hints.gang;
-            if (!s || s->name != spec->name)
-                continue;
-            auto d = demand_of(m.job, options(m.job.job_id, m.job.env), &why);
-            if (!d) {
-                out.kind = SelectOutcome::Kind::kWait;
-                out.reason =
-                    "gang " + spec->name + ": member " + std::to_string(m.job.job_id) + ": " + why;
-                out.comment = "ai: " + out.reason;
-                return out;
-            }
-            GangPart part{m.job.job_id, *d, std::vector<std::uint8_t>(l.graph.host_count(), 0)};
-            const bool self = m.job.job_id == job.job_id;
-            for (std::size_t n = 0; n < l.host_of_node.size(); ++n) {
-                int h = l.host_of_node[n];
-                bool ok =
-                    self ? n < nodes.size() && nodes[n].usable : n < m.usable.size() && m.usable[n];
-                if (h >= 0 && ok)
-                    part.usable[h] = 1;
-            }
-            parts.push_back(std::move(part));
-        }
-        ClusterState base = state;
-        for (int h = 0; h < l.graph.host_count(); ++h)
-            base.usable[h] = std::any_of(parts.begin(), parts.end(),
-                                         [&](const GangPart &p) { return p.usable[h] != 0; });
-        auto joint = place_gang(*l.engine, parts, base, policy);
-        if (joint.parts.empty()) {
+        auto pending = pending_gang(job, *spec, members, nodes, why);
+        if (!pending) {
             out.kind = SelectOutcome::Kind::kWait;
-            out.reason = "gang " + spec->name + ": all " + std::to_string(spec->size) +
-                         " members pending, but they do not fit together now: " + joint.reason;
+            out.reason = "gang " + spec->name + ": " + why;
             out.comment = "ai: " + out.reason;
             return out;
         }
-        GangPlan plan;
-        plan.made_at = now;
-        for (std::size_t i = 0; i < parts.size(); ++i) {
-            auto &slurm_nodes = plan.nodes[parts[i].job_id];
-            for (int h : joint.parts[i].hosts)
-                slurm_nodes.push_back(l.node_of_host[h]);
-            if (parts[i].job_id == job.job_id) {
-                joint.parts[i].policy = policy.name() + (joint.joint ? "-gang" : "-gang-seq");
-                out = placed(job, *my_demand, joint.parts[i], state);
-            }
-        }
-        gang_plans_[key] = std::move(plan);
+        auto planned = plan_gang(job, *spec, key, *pending, state, policy, *my_demand, now);
+        if (planned && planned->kind == SelectOutcome::Kind::kWait)
+            return *planned;
+        if (planned)
+            out = std::move(*planned);
     }
     return finish(std::move(out));
 }

@@ -169,6 +169,25 @@ class SelectService {
     std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
     std::map<std::string, GangRecord> gangs_;     // gang key -> last verdict
     bool gangs_dirty_ = false;
+    // The gang's verdict from its members' states (assess_gang), kept in gangs_ with
+    // every job that was ever a live member. select_gangs.cpp.
+    GangVerdict judge_gang(const std::string &key, std::uint32_t user_id, const GangSpec &spec,
+                           std::span<const SelectGangMember> members, std::int64_t now);
+    // The gang's members placed together on `state` (place_gang) and kept as its plan;
+    // the job's own outcome (nullopt when the job is not among the parts), or kWait with
+    // why they do not fit together now. select_gangs.cpp.
+    std::optional<SelectOutcome> plan_gang(const SelectJob &job, const GangSpec &spec, const std::string &key,
+                            const std::vector<GangPart> &parts, const ClusterState &state,
+                            const PlacementPolicy &policy, const JobDemand &demand,
+                            std::int64_t now);
+    // Every pending member of the job's gang as a part the engine places with the others:
+    // its demand, and the hosts it may use (the job's own from `nodes`, the others' from
+    // what slurmctld said of them). nullopt with `why` naming a member whose request is
+    // not valid. select_gangs.cpp.
+    std::optional<std::vector<GangPart>> pending_gang(const SelectJob &job, const GangSpec &spec,
+                                                      std::span<const SelectGangMember> members,
+                                                      std::span<const SelectNode> nodes,
+                                                      std::string &why);
 
     // Running jobs' shares of the uplinks their traffic crosses, (switch, share of its
     // capacity) each: what the engine sees as other jobs' load (ClusterState::
