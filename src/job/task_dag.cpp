@@ -25,6 +25,31 @@ struct DagReader {
     }
 };
 
+// The compact form written by compact_task_dag ({"t": [[name, gpus, compute_s]...],
+// "e": [[from, to, bytes]...]}) rewritten in place as the full one.
+std::optional<InputError> expand_compact(json &doc, const DagReader &r) {
+    if (!doc.is_object() || !doc.contains("t") || doc.contains("tasks"))
+        return std::nullopt;
+    json full{{"tasks", json::array()}, {"edges", json::array()}};
+    for (const auto &t : doc["t"]) {
+        if (!t.is_array() || t.size() != 3)
+            return r.fail("t[]", t, "[name, gpus, compute_s]");
+        full["tasks"].push_back({{"name", t[0]}, {"gpus", t[1]}, {"compute_s", t[2]}});
+    }
+    if (doc.contains("e"))
+        for (const auto &e : doc["e"]) {
+            if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() ||
+                !e[1].is_number_unsigned() || e[0].get<std::size_t>() >= full["tasks"].size() ||
+                e[1].get<std::size_t>() >= full["tasks"].size())
+                return r.fail("e[]", e, "[from index, to index, bytes]");
+            full["edges"].push_back({{"from", full["tasks"][e[0].get<std::size_t>()]["name"]},
+                                     {"to", full["tasks"][e[1].get<std::size_t>()]["name"]},
+                                     {"bytes", e[2]}});
+        }
+    doc = std::move(full);
+    return std::nullopt;
+}
+
 int line_of(std::string_view text, std::size_t byte) {
     byte = std::min(byte, text.size());
     return 1 +
@@ -75,26 +100,8 @@ Parsed<TaskDag> parse_task_dag(std::string_view text, std::string_view source) {
         return InputError{"JSON", std::string(e.what()).substr(0, 120), "a JSON task DAG", r.source,
                           0};
     }
-    // The compact form written by compact_task_dag.
-    if (doc.is_object() && doc.contains("t") && !doc.contains("tasks")) {
-        json full{{"tasks", json::array()}, {"edges", json::array()}};
-        for (const auto &t : doc["t"]) {
-            if (!t.is_array() || t.size() != 3)
-                return r.fail("t[]", t, "[name, gpus, compute_s]");
-            full["tasks"].push_back({{"name", t[0]}, {"gpus", t[1]}, {"compute_s", t[2]}});
-        }
-        if (doc.contains("e"))
-            for (const auto &e : doc["e"]) {
-                if (!e.is_array() || e.size() != 3 || !e[0].is_number_unsigned() ||
-                    !e[1].is_number_unsigned() || e[0].get<std::size_t>() >= full["tasks"].size() ||
-                    e[1].get<std::size_t>() >= full["tasks"].size())
-                    return r.fail("e[]", e, "[from index, to index, bytes]");
-                full["edges"].push_back({{"from", full["tasks"][e[0].get<std::size_t>()]["name"]},
-                                         {"to", full["tasks"][e[1].get<std::size_t>()]["name"]},
-                                         {"bytes", e[2]}});
-            }
-        doc = std::move(full);
-    }
+    if (auto err = expand_compact(doc, r))
+        return *err;
     if (!doc.is_object())
         return r.fail("(top level)", doc, "an object with \"tasks\" and \"edges\"");
     for (const auto &[key, _] : doc.items())
