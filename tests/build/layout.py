@@ -4,6 +4,8 @@
 - every folder at the top, under src/, daemons/, tools/ and bench/ is in the layout
   table, and every path the table names exists;
 - no source file under src/ is longer than 600 lines;
+- no function in src/, daemons/, tools/ or bench/ is longer than 120 lines (counted from
+  the line of its opening brace to its closing one);
 - headers are included by library ("slurm_ai/<library>/<file>"), each such header exists
   in that library's include folder, and the libraries' includes form no cycle.
 
@@ -76,6 +78,52 @@ for root, _, files in os.walk(repo):
             for m in re.finditer(r'#include "slurm_ai/([A-Za-z0-9_.]+)"', text):
                 problems.append(f"{os.path.relpath(os.path.join(root, name), repo)}: includes "
                                 f"slurm_ai/{m.group(1)} without its library's folder")
+
+# Function bodies: a '{' opened where every enclosing brace is a namespace, class, struct,
+# union, enum or extern "C" block, and that is not an initializer (= {, ] = {), starts a
+# function; it ends at its matching '}'. Comments, strings and characters are blanked
+# first, so braces inside them do not count.
+SCOPE = re.compile(r'\s*(namespace\b|extern\s+""|(template\s*<[^>]*>\s*)?(struct|class|union|enum)\b[^;(]*$|'
+                   r'(typedef\s+)?(struct|enum|union)\b[^;(]*\{)')
+MAX_FUNCTION_LINES = 120
+
+def function_lengths(text):
+    """(first line, length) of each function body in a C or C++ text."""
+    text = re.sub(r"/\*.*?\*/", lambda m: re.sub(r"[^\n]", " ", m.group(0)), text, flags=re.S)
+    out, stack, start, prev = [], [], 0, ""
+    for number, line in enumerate(text.split("\n"), 1):
+        code = re.sub(r"//.*", "", line)
+        code = re.sub(r'"(\\.|[^"\\])*"', '""', code)
+        code = re.sub(r"'(\\.|[^'\\])'", "''", code)
+        for ch in code:
+            if ch == "{":
+                if any(kind != "scope" for kind in stack):
+                    stack.append("inner")
+                elif SCOPE.match(code) or (code.strip() == "{" and SCOPE.match(prev)):
+                    stack.append("scope")
+                elif re.search(r"=\s*\{|\]\s*=", code):
+                    stack.append("inner")
+                else:
+                    stack.append("function")
+                    start = number
+            elif ch == "}" and stack:
+                if stack.pop() == "function":
+                    out.append((start, number - start + 1))
+        if code.strip():
+            prev = code
+    return out
+
+for parent in ("src", "daemons", "tools", "bench"):
+    for root, _, files in os.walk(os.path.join(repo, parent)):
+        for name in sorted(files):
+            if not re.search(r"\.(c|cpp|h|hpp)$", name):
+                continue
+            path = os.path.join(root, name)
+            text = open(path, encoding="utf-8", errors="replace").read()
+            for first, length in function_lengths(text):
+                if length > MAX_FUNCTION_LINES:
+                    problems.append(f"{os.path.relpath(path, repo)}:{first}: a function of "
+                                    f"{length} lines (at most {MAX_FUNCTION_LINES})")
 
 state = {}
 def visit(lib, trail):
