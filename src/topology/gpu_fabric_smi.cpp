@@ -11,6 +11,7 @@
 //     columns topograph asks for. A CSV without state and status columns takes a GPU
 //     with a cluster UUID as registered (Completed, Success), as topograph does.
 // "N/A" and empty values read as not reported.
+#include <algorithm>
 #include <charconv>
 #include <map>
 
@@ -20,15 +21,32 @@
 
 namespace slurm_ai {
 
+using text::is_hex;
 using text::LineReader;
+using text::printable;
 using text::split;
 using text::trim;
 
 namespace {
 
+// A value as reported, "" for N/A; bytes outside printable ASCII read as '?' (names and
+// states are ASCII; the JSON of a report must be UTF-8).
 std::string reported(std::string_view v) {
     v = trim(v);
-    return v == "N/A" || v == "[N/A]" ? std::string() : std::string(v);
+    return v == "N/A" || v == "[N/A]" ? std::string() : printable(v);
+}
+
+// A cluster UUID as printed (8-4-4-4-12 hex digits); "" when not reported.
+Parsed<std::string> uuid_of(std::string_view v, std::string_view field, std::string_view source,
+                            int line) {
+    std::string s = reported(v);
+    bool uuid = s.size() == 36;
+    for (std::size_t i = 0; uuid && i < s.size(); ++i)
+        uuid = i == 8 || i == 13 || i == 18 || i == 23 ? s[i] == '-' : is_hex(s[i]);
+    if (!s.empty() && !uuid)
+        return InputError{std::string(field), s, "a UUID of 8-4-4-4-12 hex digits, or N/A",
+                          std::string(source), line};
+    return s;
 }
 
 // A clique id as printed; nullopt when not reported.
@@ -81,12 +99,16 @@ Parsed<NodeGpuFabric> parse_xml(std::string_view text, std::string_view source) 
         if (!xml::is_element(g, "gpu"))
             continue;
         GpuFabricInfo info;
-        info.bus_id = xml::attr(g, "id").value_or("");
+        info.bus_id = reported(xml::attr(g, "id").value_or(""));
         info.product = child_text(g, "product_name");
         if (const xmlNode *f = child(g, "fabric")) {
             info.state = child_text(f, "state");
             info.status = child_text(f, "status");
-            info.cluster_uuid = child_text(f, "clusterUuid");
+            const xmlNode *u = child(f, "clusterUuid");
+            auto uuid = uuid_of(u ? text_of(u) : "", "clusterUuid", source, u ? xml::line(u) : 0);
+            if (!uuid)
+                return uuid.error();
+            info.cluster_uuid = uuid.value();
             const xmlNode *c = child(f, "cliqueId");
             auto clique = clique_of(c ? text_of(c) : "", "cliqueId", source, c ? xml::line(c) : 0);
             if (!clique)
@@ -122,7 +144,7 @@ Parsed<NodeGpuFabric> parse_text(std::string_view text, std::string_view source)
         const auto colon = line.find(" : ");
         if (indent == 0 && line.substr(0, 4) == "GPU ") {
             node.gpus.push_back({});
-            node.gpus.back().bus_id = std::string(trim(line.substr(4)));
+            node.gpus.back().bus_id = reported(line.substr(4));
             section.clear();
             continue;
         }
@@ -157,8 +179,12 @@ Parsed<NodeGpuFabric> parse_text(std::string_view text, std::string_view source)
                 g.state = reported(value);
             else if (key == "Status")
                 g.status = reported(value);
-            else if (key == "ClusterUUID")
-                g.cluster_uuid = reported(value);
+            else if (key == "ClusterUUID") {
+                auto uuid = uuid_of(value, "ClusterUUID", source, lines.number());
+                if (!uuid)
+                    return uuid.error();
+                g.cluster_uuid = uuid.value();
+            }
             else if (key == "CliqueId") {
                 auto clique = clique_of(value, "CliqueId", source, lines.number());
                 if (!clique)
@@ -206,7 +232,11 @@ Parsed<NodeGpuFabric> parse_csv(std::string_view text, std::string_view source) 
             at[columns[i]] = reported(fields[i]);
         g.bus_id = at["pci.bus_id"];
         g.product = at["name"];
-        g.cluster_uuid = at["fabric.clusterUuid"];
+        auto uuid =
+            uuid_of(at["fabric.clusterUuid"], "fabric.clusterUuid", source, lines.number());
+        if (!uuid)
+            return uuid.error();
+        g.cluster_uuid = uuid.value();
         g.health = at["fabric.health.summary"];
         auto clique = clique_of(at["fabric.cliqueId"], "fabric.cliqueId", source, lines.number());
         if (!clique)

@@ -338,3 +338,21 @@ TEST_CASE("gpu fabric: host lines, and what they refuse", "[gpu_fabric]") {
     CHECK(refused.error().value == "gb-01");
     fs::remove(file);
 }
+
+TEST_CASE("gpu fabric: the inputs the fuzzer once crashed on are read cleanly", "[gpu_fabric][fuzz]") {
+    namespace fs = std::filesystem;
+    const fs::path dir =
+        fs::path(SLURM_AI_TEST_INPUTS).parent_path() / "fuzz" / "regressions" / "gpu_fabric";
+    int replayed = 0;
+    for (const auto &entry : fs::directory_iterator(dir)) {
+        INFO(entry.path().string());
+        const std::string text = text_of(entry.path().string());
+        auto node = parse_gpu_fabric(text, "fuzz");
+        if (node.ok())  // bytes that are not UTF-8 never reach the JSON
+            CHECK_NOTHROW(nlohmann::json(node.value()).dump());
+        else
+            CHECK_FALSE(node.error().message().empty());
+        ++replayed;
+    }
+    CHECK(replayed >= 2);
+}
