@@ -114,33 +114,26 @@ TEST_CASE("gpu fabric: text reports of drivers that print no clique fields", "[g
 
 TEST_CASE("gpu fabric: the text form with clique fields and health, at 580's columns",
           "[gpu_fabric]") {
-    const std::string report =
-        "==============NVSMI LOG==============\n\n"
-        "Driver Version                                         : 580.173.02\n"
-        "Attached GPUs                                          : 2\n"
-        "GPU 00000009:01:00.0\n"
-        "    Product Name                                       : NVIDIA GB200\n"
-        "    Fabric\n"
-        "        State                                          : Completed\n"
-        "        Status                                         : Success\n"
-        "        CliqueId                                       : 7\n"
-        "        ClusterUUID                                    : "
-        "1f0a2b3c-0000-4000-8000-00000000abcd\n"
-        "        Health\n"
-        "            Summary                                    : Healthy\n"
-        "            Bandwidth                                  : Full\n"
-        "    Processes                                          : None\n"
-        "GPU 00000019:01:00.0\n"
-        "    Product Name                                       : NVIDIA GB200\n"
-        "    Fabric\n"
-        "        State                                          : Completed\n"
-        "        Status                                         : Success\n"
-        "        CliqueId                                       : 7\n"
-        "        ClusterUUID                                    : "
-        "1f0a2b3c-0000-4000-8000-00000000abcd\n"
-        "        Health\n"
-        "            Summary                                    : Unhealthy\n"
-        "            Bandwidth                                  : Degraded\n";
+    // One GPU's section as driver 580 prints it (the colon at column 56).
+    auto gpu = [](const std::string &bus, const std::string &summary, const std::string &bw) {
+        auto field = [](int indent, const std::string &key, const std::string &value) {
+            std::string f(static_cast<std::size_t>(indent), ' ');
+            f += key;
+            f.resize(55, ' ');
+            return f + ": " + value + "\n";
+        };
+        return "GPU " + bus + "\n" + field(4, "Product Name", "NVIDIA GB200") + "    Fabric\n" +
+               field(8, "State", "Completed") + field(8, "Status", "Success") +
+               field(8, "CliqueId", "7") +
+               field(8, "ClusterUUID", "1f0a2b3c-0000-4000-8000-00000000abcd") +
+               "        Health\n" + field(12, "Summary", summary) + field(12, "Bandwidth", bw) +
+               field(4, "Processes", "None");
+    };
+    const std::string report = "==============NVSMI LOG==============\n\n"
+                               "Driver Version                                         : "
+                               "580.173.02\n" +
+                               gpu("00000009:01:00.0", "Healthy", "Full") +
+                               gpu("00000019:01:00.0", "Unhealthy", "Degraded");
     auto n = parse_gpu_fabric(report, "tray.txt");
     REQUIRE(n.ok());
     REQUIRE(n->gpus.size() == 2);
