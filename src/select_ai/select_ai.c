@@ -186,7 +186,7 @@ int select_p_node_init(void) {
     return rc;
 }
 
-/* The job test: see select_ai_test.c. */
+/* The job test: see select_ai_place.c. */
 int select_p_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes,
                       uint32_t max_nodes, uint32_t req_nodes, uint16_t mode,
                       list_t *preemptee_candidates, list_t **preemptee_job_list,

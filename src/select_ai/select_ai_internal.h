@@ -4,7 +4,7 @@
  * and the helpers each file offers the others. Nothing here leaves the .so (select_ai.map).
  *
  *   select_ai.c         identity, init/fini, the configuration, the 36 entry points
- *   select_ai_test.c    the job test (engine decision, gangs, cons_tres fallbacks)
+ *   select_ai_place.c   the job test (engine decision, gangs, cons_tres fallbacks)
  *   select_ai_job.c     job translation (ai_job_t, traits, per-node need, the record)
  *   select_ai_nodes.c   node-state tracking (free view, gang members' nodes, DOWN nodes)
  *   select_ai_expand.c  the expansion workaround (lost link, core layout, GRES merge)
@@ -73,7 +73,7 @@ uint8_t *ai_member_usable(job_record_t *m);
 void ai_restore_expansion_link(job_record_t *job_ptr);
 int ai_job_expand(job_record_t *from_job_ptr, job_record_t *to_job_ptr);
 
-/* select_ai_test.c */
+/* select_ai_place.c */
 int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
                 uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
                 list_t **preemptee_job_list, const ai_test_extra_t *extra);
