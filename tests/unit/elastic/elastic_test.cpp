@@ -9,7 +9,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
-#include "placement_fixtures.hpp"
+#include "placement/placement_fixtures.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"

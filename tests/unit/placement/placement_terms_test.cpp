@@ -5,7 +5,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "placement_fixtures.hpp"
+#include "placement/placement_fixtures.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"

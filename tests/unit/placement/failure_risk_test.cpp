@@ -2,7 +2,7 @@
 
 #include <catch2/catch.hpp>
 
-#include "placement_fixtures.hpp"
+#include "placement/placement_fixtures.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;

@@ -4,7 +4,7 @@
 // flow_model.hpp) and the default constants.
 #include <catch2/catch.hpp>
 
-#include "placement_fixtures.hpp"
+#include "placement/placement_fixtures.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"

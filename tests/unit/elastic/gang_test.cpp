@@ -10,7 +10,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
-#include "placement_fixtures.hpp"
+#include "placement/placement_fixtures.hpp"
 #include "slurm_ai/elastic/gang.hpp"
 #include "slurm_ai/job/gang_file.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
