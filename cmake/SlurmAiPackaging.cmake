@@ -5,7 +5,7 @@
 #   as-cons-tres   the select plugin built as select/cons_tres, in a directory of its own
 #                  (SLURM_AI_AS_CONS_TRES_INSTALL_DIR, default <PluginDir>/../slurm-ai/as-cons-tres)
 #   tools          <prefix>/bin
-#   man pages      <prefix>/share/man/man1 (docs/man/*.1)
+#   man pages      <prefix>/share/man/man1 (docs/man/*.1), man5 (ai_select.conf.5)
 #   examples       <prefix>/share/slurm-ai/slurm.conf.d (contrib/slurm.conf.d)
 #   documentation  <prefix>/share/doc/slurm-ai
 #
@@ -82,6 +82,7 @@ endfunction()
 # What belongs to no target: man pages, the example configuration, the docs.
 file(GLOB _slurm_ai_man_pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*.1)
 install(FILES ${_slurm_ai_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
+install(FILES ${PROJECT_SOURCE_DIR}/docs/man/ai_select.conf.5 DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/slurm.conf.d DESTINATION ${SLURM_AI_DATA_INSTALL_DIR})
 # The daemons' units, where systemd looks for packaged ones; installing does not enable them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/systemd/ DESTINATION lib/systemd/system

@@ -61,47 +61,238 @@ std::string resolve(const std::string &base_dir, std::string_view path) {
     return p.lexically_normal().string();
 }
 
-InputError unknown_key(const Line &l) {
-    return l.error(
-        "a known key: Fabric, GuidMap, NodeTopology, Policy, TimeBudgetMs, "
-        "RiskWeight, DefaultComm, MultiNodeBestFit, SingleNodeGpus, "
-        "CostAlphaIntraUs, CostAlphaInterUs, CostIntraEfficiency, "
-        "CostInterEfficiency, RiskHostPerDay, RiskSwitchPerDay, RiskModel, Debug, "
-        "ElasticViewDir, ElasticAuto, ElasticInterval, ElasticGrowTimeout, "
-        "ElasticGrowCooldown, ElasticPolicy, ElasticMinGain, CommShare, PlacementHold");
-}
+// What a key's parser writes into, and where relative paths start.
+struct Target {
+    PluginConfig &c;
+    const std::string &base;
+};
+using KeyParser = std::optional<InputError> (*)(const Line &, Target &);
 
-// The keys of ai-elasticd (Elastic*).
-std::optional<InputError> parse_elastic_key(const Line &l, const std::string &key,
-                                            ElasticConfig &e) {
-    if (key == "elasticviewdir") {
-        if (l.value.front() != '/')
-            return l.error("an absolute directory path");
-        e.view_dir = l.value;
-    } else if (key == "elasticauto") {
-        return parse_bool(l, e.auto_resize);
-    } else if (key == "elasticinterval" || key == "elasticgrowtimeout" ||
-               key == "elasticgrowcooldown") {
-        auto d = parse_duration(l.key, l.value);
-        if (!d || d.value() == 0)
-            return l.error("a duration such as 5, 30s or 2m, at least 1 s");
-        (key == "elasticinterval"      ? e.interval_s
-         : key == "elasticgrowtimeout" ? e.grow_timeout_s
-                                       : e.grow_cooldown_s) = d.value();
-    } else if (key == "elasticpolicy") {
-        const std::string v = text::lower(l.value);
-        if (v != "goodput" && v != "priority")
-            return l.error("goodput or priority");
-        e.policy = v;
-    } else if (key == "elasticmingain") {
-        return parse_number(l, 0, 1, e.min_gain);
-    } else {
-        return unknown_key(l);
-    }
+// A number in [lo, hi] into `out`, times `scale`.
+std::optional<InputError> number_into(const Line &l, double lo, double hi, double &out,
+                                      double scale = 1) {
+    double x = 0;
+    if (auto err = parse_number(l, lo, hi, x))
+        return err;
+    out = x * scale;
     return std::nullopt;
 }
 
+std::optional<InputError> parse_duration_key(const Line &l, std::uint32_t &out) {
+    auto d = parse_duration(l.key, l.value);
+    if (!d || d.value() == 0)
+        return l.error("a duration such as 5, 30s or 2m, at least 1 s");
+    out = d.value();
+    return std::nullopt;
+}
+
+std::string policy_list() {
+    std::string out;
+    for (const auto &p : PlacementEngine::policies())
+        out += (out.empty() ? "" : ", ") + p;
+    return out + " or passthrough";
+}
+
+struct KeySpec {
+    PluginConfigKey doc;
+    KeyParser parse;
+};
+
+// Every key of ai_select.conf, in the order the manual lists them: the one place a key is
+// named, parsed and described.
+const std::vector<KeySpec> kKeys = {
+    {{"Fabric", "PATH", "topology.conf beside slurm.conf",
+      "the fabric: topology.conf (tree or block), topology.yaml, ibnetdiscover output, a "
+      "topograph model or a host-by-host Clos CSV"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         t.c.cluster.fabric = resolve(t.base, l.value);
+         return std::nullopt;
+     }},
+    {{"GuidMap", "PATH", "none", "GUID-to-hostname map of an ibnetdiscover fabric"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         t.c.cluster.guid_map = resolve(t.base, l.value);
+         return std::nullopt;
+     }},
+    {{"NodeTopology", "PATH or HOSTLIST=PATH", "none",
+      "hwloc or NCCL XML of every node, or of the hosts named; repeatable, later lines win"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         auto at = l.value.rfind('=');
+         t.c.cluster.nodes.push_back(at == std::string::npos
+                                         ? resolve(t.base, l.value)
+                                         : l.value.substr(0, at + 1) +
+                                               resolve(t.base, l.value.substr(at + 1)));
+         return std::nullopt;
+     }},
+    {{"NvlinkDomain", "HOSTLIST or blocks", "none",
+      "hosts that form one multi-node NVLink domain (a GB200 NVL72 rack; `ai-topo domains` "
+      "writes these lines from the GPUs' own reports); repeatable; blocks: every block of "
+      "the fabric's block topology is one"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         if (lower(l.value) == "blocks")
+             t.c.cluster.nvlink_domains.push_back("blocks");
+         else if (auto hosts = expand_hostlist(l.value, "NvlinkDomain"); !hosts)
+             return l.error("a hostlist of the domain's hosts, or 'blocks'");
+         else
+             t.c.cluster.nvlink_domains.push_back(l.value);
+         return std::nullopt;
+     }},
+    {{"NvlinkGbps", "X", "the GPU's NVLink, else 7200",
+      "NVLink bandwidth of a GPU to other hosts of its domain, Gb/s per direction"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 1, 1000000, t.c.cluster.nvlink_gpu_gbps);
+     }},
+    {{"Policy", "NAME", "engine",
+      "engine-norisk ignores failures, tree-bestfit behaves as Slurm's topology/tree, "
+      "passthrough hands every job to cons_tres"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         auto v = lower(l.value);
+         if (!make_policy(v))
+             return l.error("one of " + policy_list());
+         t.c.policy = v;
+         return std::nullopt;
+     }},
+    {{"TimeBudgetMs", "N", "5", "a hard bound on the engine's search per job, in ms"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0.1, 1000, t.c.engine.time_budget_ms);
+     }},
+    {{"RiskWeight", "X", "0.02",
+      "weight of the failure-risk term, times the failure evidence the plugin has seen"},
+     [](const Line &l, Target &t) { return number_into(l, 0, 1000, t.c.engine.risk_weight); }},
+    {{"DefaultComm", "SPEC", "allreduce for multi-GPU jobs",
+      "the pattern assumed for jobs without --ai-comm, written as --ai-comm"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         auto comm = parse_comm(l.value);
+         if (!comm)
+             return l.error(comm.error().expected);
+         t.c.default_comm = comm.value();
+         return std::nullopt;
+     }},
+    {{"MultiNodeBestFit", "yes|no", "yes", "place multi-node jobs without hints too"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.multi_node_best_fit); }},
+    {{"SingleNodeGpus", "yes|no", "yes",
+      "choose the best-linked node for single-node GPU jobs without hints"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.single_node_gpus); }},
+    {{"CostAlphaIntraUs", "X", "5", "the cost model's latency inside a node, us"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0, 1000000, t.c.cost.alpha_intra_s, 1e-6);
+     }},
+    {{"CostAlphaInterUs", "X", "20", "the cost model's latency between nodes, us"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0, 1000000, t.c.cost.alpha_inter_s, 1e-6);
+     }},
+    {{"CostIntraEfficiency", "X", "0.8",
+      "the share of a link's bandwidth achieved inside a node (ai-fit fits it)"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0.01, 1, t.c.cost.intra_efficiency);
+     }},
+    {{"CostInterEfficiency", "X", "0.8",
+      "the share of a link's bandwidth achieved between nodes (ai-fit fits it)"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0.01, 1, t.c.cost.inter_efficiency);
+     }},
+    {{"RiskHostPerDay", "X", "0.001", "the risk model's failure rate of a host, per day"},
+     [](const Line &l, Target &t) { return number_into(l, 0, 1000, t.c.risk.host_per_day); }},
+    {{"RiskSwitchPerDay", "X", "0.0005",
+      "the risk model's failure rate of a leaf switch, per day"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0, 1000, t.c.risk.switch_per_day);
+     }},
+    {{"RiskDomainPerDay", "X", "20 x RiskSwitchPerDay",
+      "the risk model's failure rate of an NVLink domain, per day"},
+     [](const Line &l, Target &t) {
+         return number_into(l, 0, 1000, t.c.risk.domain_per_day);
+     }},
+    {{"RiskModel", "PATH", "none",
+      "a learned model of a placement's failure rate (ai-sim train-risk), used only if its "
+      "file says it beat the hand-written model on held-out days"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         t.c.risk_model = resolve(t.base, l.value);
+         return std::nullopt;
+     }},
+    {{"CommShare", "X", "0.5",
+      "for a job without --ai-comm compute=, the share of its step that is communication"},
+     [](const Line &l, Target &t) { return number_into(l, 0.01, 0.99, t.c.comm_share); }},
+    {{"PlacementHold", "yes|no", "yes",
+      "hold a job whose best placement now would cost it more run time than it has "
+      "waited: time limit x CommShare x (1/efficiency - 1)"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.placement_hold); }},
+    {{"Debug", "yes|no", "no", "log what plain cons_tres would have chosen"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.debug); }},
+    {{"ElasticViewDir", "PATH", "<StateSaveLocation>/ai_elastic/views",
+      "where resized jobs find their node list, host file and world size (absolute)"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         if (l.value.front() != '/')
+             return l.error("an absolute directory path");
+         t.c.elastic.view_dir = l.value;
+         return std::nullopt;
+     }},
+    {{"ElasticAuto", "yes|no", "yes", "ai-elasticd grows and shrinks --ai-elastic jobs"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.elastic.auto_resize); }},
+    {{"ElasticInterval", "DURATION", "5s", "how often ai-elasticd looks at the cluster"},
+     [](const Line &l, Target &t) { return parse_duration_key(l, t.c.elastic.interval_s); }},
+    {{"ElasticGrowTimeout", "DURATION", "60s", "how long an expansion job may wait to start"},
+     [](const Line &l, Target &t) {
+         return parse_duration_key(l, t.c.elastic.grow_timeout_s);
+     }},
+    {{"ElasticGrowCooldown", "DURATION", "60s",
+      "the least time between automatic grows of a job"},
+     [](const Line &l, Target &t) {
+         return parse_duration_key(l, t.c.elastic.grow_cooldown_s);
+     }},
+    {{"ElasticPolicy", "goodput|priority", "goodput", "ai-elasticd's rule"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         const std::string v = lower(l.value);
+         if (v != "goodput" && v != "priority")
+             return l.error("goodput or priority");
+         t.c.elastic.policy = v;
+         return std::nullopt;
+     }},
+    {{"ElasticMinGain", "X", "0.5",
+      "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation"},
+     [](const Line &l, Target &t) { return number_into(l, 0, 1, t.c.elastic.min_gain); }},
+};
+
+const std::vector<KeySpec> &key_specs() {
+    return kKeys;
+}
+
+InputError unknown_key(const Line &l) {
+    std::string names;
+    for (const auto &k : key_specs())
+        names += (names.empty() ? "" : ", ") + std::string(k.doc.name);
+    return l.error("a known key: " + names);
+}
+
 }  // namespace
+
+std::vector<PluginConfigKey> plugin_config_keys() {
+    std::vector<PluginConfigKey> out;
+    for (const auto &k : key_specs())
+        out.push_back(k.doc);
+    return out;
+}
+
+std::string plugin_config_manual() {
+    // roff: '-' and '\\' need escapes (no text here starts a line with '.' or '\'').
+    auto roff = [](std::string_view text) {
+        std::string out;
+        for (char ch : text) {
+            if (ch == '\\')
+                out += "\\e";
+            else if (ch == '-')
+                out += "\\-";
+            else
+                out += ch;
+        }
+        return out;
+    };
+    std::string out = ".SH KEYS\n";
+    for (const auto &k : key_specs()) {
+        out += ".TP\n.BI \"" + roff(k.doc.name) + "=\" \"" + roff(k.doc.value) + "\"\n";
+        out += roff(k.doc.help) + " (default: " + roff(k.doc.fallback) + ").\n";
+    }
+    return out;
+}
 
 Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view source,
                                          std::string_view default_fabric) {
@@ -109,6 +300,7 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     c.source = std::string(source);
     c.cluster.fabric = std::string(default_fabric);
     const std::string base = std::filesystem::path(std::string(source)).parent_path().string();
+    Target target{c, base};
     text::LineReader lines(text);
     for (std::string_view raw; lines.next(raw);) {
         const int number = lines.number();
@@ -123,87 +315,15 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             eq == std::string_view::npos ? std::string() : std::string(trim(raw.substr(eq + 1)))};
         if (eq == std::string_view::npos || l.key.empty())
             return InputError{"line", std::string(raw), "Key=Value", c.source, number};
-        const std::string key = lower(l.key);
         if (l.value.empty())
             return l.error("a value after '='");
-        std::optional<InputError> err;
-        double x = 0;
-        if (key == "fabric") {
-            c.cluster.fabric = resolve(base, l.value);
-        } else if (key == "guidmap") {
-            c.cluster.guid_map = resolve(base, l.value);
-        } else if (key == "nodetopology") {
-            auto at = l.value.rfind('=');
-            c.cluster.nodes.push_back(at == std::string::npos
-                                          ? resolve(base, l.value)
-                                          : l.value.substr(0, at + 1) +
-                                                resolve(base, l.value.substr(at + 1)));
-        } else if (key == "nvlinkdomain") {
-            if (lower(l.value) == "blocks")
-                c.cluster.nvlink_domains.push_back("blocks");
-            else if (auto hosts = expand_hostlist(l.value, "NvlinkDomain"); !hosts)
-                err = l.error("a hostlist of the domain's hosts, or 'blocks'");
-            else
-                c.cluster.nvlink_domains.push_back(l.value);
-        } else if (key == "nvlinkgbps") {
-            if (!(err = parse_number(l, 1, 1e6, x)))
-                c.cluster.nvlink_gpu_gbps = x;
-        } else if (key == "riskdomainperday") {
-            if (!(err = parse_number(l, 0, 1e3, x)))
-                c.risk.domain_per_day = x;
-        } else if (key == "policy") {
-            auto v = lower(l.value);
-            if (!make_policy(v))
-                return l.error(
-                    "one of engine, engine-norisk, tree-bestfit, slurm-default, passthrough");
-            c.policy = v;
-        } else if (key == "timebudgetms") {
-            if (!(err = parse_number(l, 0.1, 1000, x)))
-                c.engine.time_budget_ms = x;
-        } else if (key == "riskweight") {
-            if (!(err = parse_number(l, 0, 1000, x)))
-                c.engine.risk_weight = x;
-        } else if (key == "defaultcomm") {
-            auto comm = parse_comm(l.value);
-            if (!comm)
-                return l.error(comm.error().expected);
-            c.default_comm = comm.value();
-        } else if (key == "multinodebestfit") {
-            err = parse_bool(l, c.multi_node_best_fit);
-        } else if (key == "singlenodegpus") {
-            err = parse_bool(l, c.single_node_gpus);
-        } else if (key == "debug") {
-            err = parse_bool(l, c.debug);
-        } else if (key == "costalphaintraus") {
-            if (!(err = parse_number(l, 0, 1e6, x)))
-                c.cost.alpha_intra_s = x * 1e-6;
-        } else if (key == "costalphainterus") {
-            if (!(err = parse_number(l, 0, 1e6, x)))
-                c.cost.alpha_inter_s = x * 1e-6;
-        } else if (key == "costintraefficiency") {
-            if (!(err = parse_number(l, 0.01, 1, x)))
-                c.cost.intra_efficiency = x;
-        } else if (key == "costinterefficiency") {
-            if (!(err = parse_number(l, 0.01, 1, x)))
-                c.cost.inter_efficiency = x;
-        } else if (key == "riskhostperday") {
-            if (!(err = parse_number(l, 0, 1e3, x)))
-                c.risk.host_per_day = x;
-        } else if (key == "riskswitchperday") {
-            if (!(err = parse_number(l, 0, 1e3, x)))
-                c.risk.switch_per_day = x;
-        } else if (key.starts_with("elastic")) {
-            err = parse_elastic_key(l, key, c.elastic);
-        } else if (key == "riskmodel") {
-            c.risk_model = resolve(base, l.value);
-        } else if (key == "commshare") {
-            err = parse_number(l, 0.01, 0.99, c.comm_share);
-        } else if (key == "placementhold") {
-            err = parse_bool(l, c.placement_hold);
-        } else {
+        const auto &keys = key_specs();
+        auto spec = std::find_if(keys.begin(), keys.end(), [&](const KeySpec &k) {
+            return lower(k.doc.name) == lower(l.key);
+        });
+        if (spec == keys.end())
             return unknown_key(l);
-        }
-        if (err)
+        if (auto err = spec->parse(l, target))
             return *err;
     }
     // The engine holds a job for as long as its placement would cost it, with the step's

@@ -1,0 +1,89 @@
+// ai_select.conf's keys come from one table: the parser, its unknown-key and Policy
+// messages, and the manual's KEYS section (docs/man/ai_select.conf.5) all read it.
+#include <algorithm>
+#include <cstdlib>
+#include <fstream>
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/placement/placement_engine.hpp"
+
+using namespace slurm_ai;
+
+namespace {
+
+const std::string kManual = std::string(SLURM_AI_CONTRIB) + "/../docs/man/ai_select.conf.5";
+
+}  // namespace
+
+TEST_CASE("ai_select.conf: the manual's KEYS section is the parser's table",
+          "[config]") {
+    auto text = read_text_file(kManual);
+    REQUIRE(text.ok());
+    const std::string page = text.value();
+    const auto at = page.find(".SH KEYS\n");
+    REQUIRE(at != std::string::npos);
+    const auto end = page.find("\n.SH ", at + 1);
+    const std::string section =
+        page.substr(at, end == std::string::npos ? std::string::npos : end + 1 - at);
+    if (std::getenv("SLURM_AI_UPDATE_GOLDEN") && section != plugin_config_manual()) {
+        std::ofstream(kManual) << page.substr(0, at) + plugin_config_manual() +
+                                      (end == std::string::npos ? "" : page.substr(end + 1));
+        FAIL("rewrote " << kManual << "'s KEYS section: review the diff");
+    }
+    CHECK(section == plugin_config_manual());
+}
+
+TEST_CASE("ai_select.conf: every key parses, and the messages name every key and policy",
+          "[config]") {
+    // A value each key accepts, by the form its manual gives.
+    auto sample = [](const PluginConfigKey &k) -> std::string {
+        const std::string v(k.value);
+        if (v == "yes|no")
+            return "no";
+        if (v == "DURATION")
+            return "30s";
+        if (v == "goodput|priority")
+            return "priority";
+        if (v == "NAME")
+            return "tree-bestfit";
+        if (v == "SPEC")
+            return "allreduce";
+        if (v == "HOSTLIST or blocks")
+            return "gb-[01-18]";
+        if (k.name == "ElasticViewDir")
+            return "/var/spool/views";
+        if (k.name == "NvlinkGbps")
+            return "400";
+        if (v.find("PATH") != std::string::npos)
+            return "file.xml";
+        return "0.5";
+    };
+    const auto keys = plugin_config_keys();
+    REQUIRE(keys.size() >= 29);
+    for (const auto &k : keys) {
+        INFO(k.name);
+        const std::string line = std::string(k.name) + "=" + sample(k) + "\n";
+        CHECK(parse_plugin_config(line, "/etc/slurm/ai_select.conf", "topology.conf").ok());
+    }
+    auto unknown = parse_plugin_config("Fabrik=x\n", "ai_select.conf", "");
+    REQUIRE_FALSE(unknown.ok());
+    for (const auto &k : keys)
+        CHECK(unknown.error().expected.find(std::string(k.name)) != std::string::npos);
+    auto policy = parse_plugin_config("Policy=best\n", "ai_select.conf", "");
+    REQUIRE_FALSE(policy.ok());
+    for (const auto &p : PlacementEngine::policies())
+        CHECK(policy.error().expected.find(p) != std::string::npos);
+    // Keys are case-insensitive, values checked as before.
+    auto c = parse_plugin_config("riskweight=0.5\nTIMEBUDGETMS=2\n", "ai_select.conf", "");
+    REQUIRE(c.ok());
+    CHECK(c->engine.risk_weight == 0.5);
+    CHECK(c->engine.time_budget_ms == 2);
+    auto bad = parse_plugin_config("CommShare=1\n", "ai_select.conf", "");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().message() == "ai_select.conf:1: CommShare='1': expected a number from 0.01 "
+                                   "to 0.99");
+}
