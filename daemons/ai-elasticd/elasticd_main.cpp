@@ -37,6 +37,7 @@
 #include <CLI/CLI.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
 #include "slurm_ai/elastic/gang.hpp"
@@ -451,8 +452,7 @@ int main(int argc, char **argv) {
         }
         if (state_path.empty()) {
             SlurmClient probe(60);
-            state_path =
-                (fs::path(probe.state_save_location()) / "ai_elastic" / "elasticd.json").string();
+            state_path = state_paths::elasticd_state(probe.state_save_location());
         }
         // One daemon per state file: a second one would act twice on every event.
         fs::create_directories(fs::path(state_path).parent_path());

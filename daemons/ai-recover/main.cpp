@@ -26,6 +26,7 @@
 #include "recovery.hpp"
 #include "slurm_ai/checkpoint/checkpoint.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 
 using namespace slurm_ai;
 
@@ -143,8 +144,7 @@ int main(int argc, char **argv) {
         if (opt.state_dir.empty())
             opt.state_dir = slurm.state_save_location();
         if (opt.log_path.empty())
-            opt.log_path =
-                (std::filesystem::path(opt.state_dir) / "ai_recover" / "ai-recover.log").string();
+            opt.log_path = state_paths::recover_log(opt.state_dir);
         recover::Recovery recovery(slurm, opt);
         if (*down) {
             std::vector<std::string> nodes;

@@ -23,6 +23,7 @@
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/job/job_record.hpp"
 
 namespace slurm_ai::recover {
@@ -53,12 +54,8 @@ struct RunState {
     bool signalled = false;  // the time-limit checkpoint request went out for this run
 };
 
-fs::path recover_dir(const std::string &state_dir) {
-    return fs::path(state_dir) / "ai_recover";
-}
-
 fs::path run_path(const std::string &state_dir, std::uint32_t id) {
-    return recover_dir(state_dir) / "runs" / (std::to_string(id) + ".json");
+    return state_paths::recover_runs(state_dir) / (std::to_string(id) + ".json");
 }
 
 RunState read_run(const std::string &state_dir, std::uint32_t id) {
@@ -93,7 +90,7 @@ class JobLock {
   public:
     // wait=false: held() tells whether the lock was free.
     JobLock(const std::string &state_dir, std::uint32_t id, bool wait = true) {
-        auto path = recover_dir(state_dir) / "jobs" / (std::to_string(id) + ".lock");
+        const fs::path path = state_paths::recover_lock(state_dir, id);
         fs::create_directories(path.parent_path());
         fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
         if (fd_ < 0)
@@ -570,7 +567,7 @@ void Recovery::watch_once(double now) {
     }
     // Forget the runs of jobs slurmctld no longer knows.
     std::error_code ec;
-    for (auto it = fs::directory_iterator(recover_dir(opt_.state_dir) / "runs", ec);
+    for (auto it = fs::directory_iterator(state_paths::recover_runs(opt_.state_dir), ec);
          !ec && it != fs::directory_iterator(); it.increment(ec)) {
         auto stem = it->path().stem().string();
         std::uint32_t id = 0;

@@ -14,6 +14,7 @@
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/json_text.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai::checkpoint {
@@ -117,9 +118,7 @@ void from_json(const json &j, RestartRecord &r) {
 }
 
 std::string restart_log_path(const std::string &state_dir, std::uint32_t job_id) {
-    return (std::filesystem::path(state_dir) / "ai_recover" / "jobs" /
-            (std::to_string(job_id) + ".jsonl"))
-        .string();
+    return state_paths::restart_log(state_dir, job_id);
 }
 
 std::optional<std::string> append_record(const std::string &path, const RestartRecord &r) {

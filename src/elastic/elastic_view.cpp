@@ -12,6 +12,7 @@
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/json_text.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -100,7 +101,7 @@ std::string env_text(const ResizeView &v) {
 std::string resolve_view_dir(std::string_view configured, std::string_view state_save_location) {
     if (!configured.empty())
         return std::string(configured);
-    return (fs::path(state_save_location) / "ai_elastic" / "views").string();
+    return state_paths::elastic_views(std::string(state_save_location));
 }
 
 std::string job_view_dir(std::string_view view_dir, std::uint32_t job_id) {

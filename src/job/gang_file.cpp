@@ -8,6 +8,7 @@
 #include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/json_text.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 
 namespace slurm_ai {
 
@@ -27,7 +28,7 @@ std::optional<GangState> gang_state_from(std::string_view text) {
 }
 
 std::string gang_file_path(const std::string &state_dir) {
-    return (std::filesystem::path(state_dir) / "ai_select" / "gangs.json").string();
+    return state_paths::gangs(state_dir);
 }
 
 void to_json(json &j, const GangRecord &g) {

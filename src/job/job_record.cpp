@@ -6,15 +6,14 @@
 
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/json_text.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 
 namespace slurm_ai {
 
 using nlohmann::json;
 
 std::string job_record_path(const std::string &state_dir, std::uint32_t job_id) {
-    return (std::filesystem::path(state_dir) / "ai_select" / "jobs" /
-            (std::to_string(job_id) + ".json"))
-        .string();
+    return state_paths::job_record(state_dir, job_id);
 }
 
 void to_json(json &j, const JobDecision &d) {

@@ -13,6 +13,7 @@
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/json_text.hpp"
+#include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
@@ -502,8 +503,7 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
                                {"at", h.at},       {"last", h.last},         {"classes", classes}};
     }
     try {
-        write_text_file_atomically((std::filesystem::path(dir) / "ai_select_state.json").string(),
-                                   json_text(j, 1) + "\n");
+        write_text_file_atomically(state_paths::select_state(dir), json_text(j, 1) + "\n");
     } catch (const std::exception &e) {
         return e.what();
     }
@@ -511,7 +511,7 @@ std::optional<std::string> SelectService::save_state(const std::string &dir) con
 }
 
 std::optional<InputError> SelectService::restore_state(const std::string &dir) {
-    auto path = (std::filesystem::path(dir) / "ai_select_state.json").string();
+    auto path = state_paths::select_state(dir);
     if (!std::filesystem::exists(path)) {
         // The plugin writes its file at every start (select_p_state_restore): beside
         // slurmctld's own state, a missing one was lost, not yet to be written.
