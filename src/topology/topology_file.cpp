@@ -78,11 +78,9 @@ Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string
     return InputError{"content", "", "a non-empty topology file", std::string(source), 0};
 }
 
-Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map) {
-    auto text = read_text_file(path);
-    if (!text)
-        return text.error();
-    auto kind = detect_topology_file(text.value(), path);
+Parsed<TopologyFile> parse_topology_file(const std::string &text, const std::string &path,
+                                         const GuidMap *map) {
+    auto kind = detect_topology_file(text, path);
     if (!kind)
         return kind.error();
     auto wrap = [](auto parsed) -> Parsed<TopologyFile> {
@@ -92,21 +90,28 @@ Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *
     };
     switch (kind.value()) {
         case TopologyFileKind::kHwlocXml:
-            return wrap(parse_hwloc_xml(text.value(), path));
+            return wrap(parse_hwloc_xml(text, path));
         case TopologyFileKind::kNcclXml:
-            return wrap(parse_nccl_topo(text.value(), path));
+            return wrap(parse_nccl_topo(text, path));
         case TopologyFileKind::kTopologyConf:
-            return wrap(parse_topology_conf(text.value(), path));
+            return wrap(parse_topology_conf(text, path));
         case TopologyFileKind::kIbnetdiscover:
-            return wrap(parse_ibnetdiscover(text.value(), path, map));
+            return wrap(parse_ibnetdiscover(text, path, map));
         case TopologyFileKind::kTopographModel:
-            return wrap(parse_topograph_model(text.value(), path));
+            return wrap(parse_topograph_model(text, path));
         case TopologyFileKind::kTopologyYaml:
-            return wrap(parse_topology_yaml(text.value(), path));
+            return wrap(parse_topology_yaml(text, path));
         case TopologyFileKind::kClosCsv:
-            return wrap(parse_clos_csv(text.value(), path));
+            return wrap(parse_clos_csv(text, path));
     }
     return InputError{"file", path, "a topology file", path, 0};
+}
+
+Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map) {
+    auto text = read_text_file(path);
+    if (!text)
+        return text.error();
+    return parse_topology_file(text.value(), path, map);
 }
 
 }  // namespace slurm_ai

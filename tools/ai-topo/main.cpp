@@ -52,26 +52,21 @@ std::string fmt_gbs(double gbs) {
 
 // --- subcommands --------------------------------------------------------------------
 
-// The file's GPU fabric report when it is nvidia-smi output, else nullopt.
-std::optional<NodeGpuFabric> gpu_fabric_file(const std::string &path) {
-    auto text = take(read_text_file(path));
-    if (!looks_like_gpu_fabric(text))
-        return std::nullopt;
-    return take(parse_gpu_fabric(text, path));
-}
-
 int cmd_show(const std::vector<std::string> &files, const std::string &map_path, bool as_json) {
     auto map = load_map(map_path);
     json all = json::array();
     for (const auto &path : files) {
-        if (auto node = gpu_fabric_file(path)) {
+        // Read once: nvidia-smi's GPU fabric reports, or any topology file.
+        const std::string text = take(read_text_file(path));
+        if (looks_like_gpu_fabric(text)) {
+            const auto node = take(parse_gpu_fabric(text, path));
             if (as_json)
-                all.push_back({{"file", path}, {"kind", "gpu-fabric"}, {"topology", *node}});
+                all.push_back({{"file", path}, {"kind", "gpu-fabric"}, {"topology", node}});
             else
-                std::cout << cli::summarize(*node);
+                std::cout << cli::summarize(node);
             continue;
         }
-        auto f = take(load_topology_file(path, map ? &*map : nullptr));
+        auto f = take(parse_topology_file(text, path, map ? &*map : nullptr));
         if (as_json)
             all.push_back({{"file", path}, {"kind", kind_of(f)}, {"topology", file_json(f)}});
         else
@@ -146,10 +141,13 @@ int cmd_domains(const std::string &input, const std::string &output, const Conve
                 bool as_json) {
     const auto hosts = take(load_host_gpu_fabrics(input));
     const Fabric fabric = take(fabric_from_gpu_fabrics(hosts, input));
+    json domains = json::array(), left_out = json::array();
     for (const auto &h : hosts)
-        if (!h.problem.empty())
+        if (!h.problem.empty()) {
             std::cerr << fmt::format("ai-topo: {}: left out of every NVLink domain: {}\n",
                                      h.host, h.problem);
+            left_out.push_back({{"host", h.host}, {"problem", h.problem}});
+        }
     BlockConfStyle blocks;
     blocks.header = !args.no_header;
     blocks.sizes = args.block_sizes;
@@ -164,16 +162,12 @@ int cmd_domains(const std::string &input, const std::string &output, const Conve
         style.blocks = blocks;
         text = take(write_topology_yaml(fabric, style));
     }
-    json domains = json::array(), left_out = json::array();
     for (const auto &d : fabric.nvlink_domains) {
         std::vector<std::string> names;
         for (int h : d.hosts)
             names.push_back(fabric.nodes[static_cast<std::size_t>(h)].name);
         domains.push_back({{"name", d.name}, {"hosts", compress_hostlist(names)}});
     }
-    for (const auto &h : hosts)
-        if (!h.problem.empty())
-            left_out.push_back({{"host", h.host}, {"problem", h.problem}});
     emit(text, output, as_json, "text",
          json{{"hosts", hosts.size()}, {"domains", domains}, {"left_out", left_out},
               {"form", args.to}},

@@ -31,7 +31,10 @@ std::string_view to_string(TopologyFileKind k);
 Parsed<TopologyFileKind> detect_topology_file(std::string_view text, std::string_view source);
 
 using TopologyFile = std::variant<NodeTopology, Fabric>;
-// Reads and parses a file of any of the seven kinds; the map applies to ibnetdiscover.
+// Parses a text of any of the seven kinds; the map applies to ibnetdiscover.
+Parsed<TopologyFile> parse_topology_file(const std::string &text, const std::string &source,
+                                         const GuidMap *map = nullptr);
+// Reads and parses a file of any of the seven kinds.
 Parsed<TopologyFile> load_topology_file(const std::string &path, const GuidMap *map = nullptr);
 
 }  // namespace slurm_ai
