@@ -46,6 +46,13 @@ std::string outside_reason(const GpuFabricInfo &g) {
 
 }  // namespace
 
+bool is_cluster_uuid(std::string_view s) {
+    bool uuid = s.size() == 36;
+    for (std::size_t i = 0; uuid && i < s.size(); ++i)
+        uuid = i == 8 || i == 13 || i == 18 || i == 23 ? s[i] == '-' : is_hex(s[i]);
+    return uuid;
+}
+
 std::string NvlinkCliqueId::label() const {
     return fmt::format("{}.{}", cluster_uuid, clique_id);
 }
@@ -68,17 +75,12 @@ std::string GpuFabricInfo::unhealthy() const {
 void NodeGpuFabric::settle() {
     domain.reset();
     problem.clear();
-    std::optional<NvlinkCliqueId> first;
-    std::size_t first_at = 0;
-    bool any = false;
-    for (std::size_t i = 0; i < gpus.size(); ++i)
-        if (auto d = gpus[i].domain(); d && !any) {
-            first = d;
-            first_at = i;
-            any = true;
-        }
-    if (!any)
+    const auto in_one = std::find_if(gpus.begin(), gpus.end(),
+                                     [](const GpuFabricInfo &g) { return g.domain().has_value(); });
+    if (in_one == gpus.end())
         return;
+    const auto first_at = static_cast<std::size_t>(in_one - gpus.begin());
+    const std::optional<NvlinkCliqueId> first = in_one->domain();
     for (std::size_t i = 0; i < gpus.size(); ++i) {
         const auto d = gpus[i].domain();
         if (!d) {
@@ -179,11 +181,7 @@ Parsed<std::vector<HostGpuFabric>> parse_host_lines(std::string_view text,
         if ((ec != std::errc() || end != last) &&
             !(outside && words[2] == "N/A"))
             return bad("clique_id", words[2], "an unsigned 32-bit integer");
-        if (words[1].size() != 36 && words[1] != "N/A")
-            return bad("cluster_uuid", words[1], "a UUID of 8-4-4-4-12 hex digits, or N/A");
-        if (!std::all_of(words[1].begin(), words[1].end(),
-                         [](char c) { return is_hex(c) || c == '-'; }) &&
-            words[1] != "N/A")
+        if (!is_cluster_uuid(words[1]) && words[1] != "N/A")
             return bad("cluster_uuid", words[1], "a UUID of 8-4-4-4-12 hex digits, or N/A");
         if (!outside)
             h.domain = NvlinkCliqueId{lower(words[1]), clique};
@@ -235,8 +233,9 @@ Parsed<Fabric> fabric_from_gpu_fabrics(const std::vector<HostGpuFabric> &hosts,
         return natural_less(a->host, b->host);
     });
     std::map<NvlinkCliqueId, std::size_t> domain_of;
+    std::set<std::string_view> named;
     for (const auto *h : order) {
-        if (f.find(h->host) >= 0)
+        if (!named.insert(h->host).second)
             return InputError{"host", h->host, "each host once", f.source, 0};
         FabricNode n;
         n.name = h->host;

@@ -21,7 +21,6 @@
 
 namespace slurm_ai {
 
-using text::is_hex;
 using text::LineReader;
 using text::printable;
 using text::split;
@@ -40,10 +39,7 @@ std::string reported(std::string_view v) {
 Parsed<std::string> uuid_of(std::string_view v, std::string_view field, std::string_view source,
                             int line) {
     std::string s = reported(v);
-    bool uuid = s.size() == 36;
-    for (std::size_t i = 0; uuid && i < s.size(); ++i)
-        uuid = i == 8 || i == 13 || i == 18 || i == 23 ? s[i] == '-' : is_hex(s[i]);
-    if (!s.empty() && !uuid)
+    if (!s.empty() && !is_cluster_uuid(s))
         return InputError{std::string(field), s, "a UUID of 8-4-4-4-12 hex digits, or N/A",
                           std::string(source), line};
     return s;
@@ -273,8 +269,8 @@ SmiForm form_of(std::string_view text) {
         // noheader: a UUID (or N/A) and a clique id.
         auto fields = split(line, ',');
         const std::string first = reported(fields[0]);
-        const bool uuid = first.size() == 36 && first[8] == '-' && first[13] == '-';
-        return fields.size() == 2 && (uuid || first.empty()) ? SmiForm::kCsv : SmiForm::kNone;
+        return fields.size() == 2 && (is_cluster_uuid(first) || first.empty()) ? SmiForm::kCsv
+                                                                                : SmiForm::kNone;
     }
     return SmiForm::kNone;
 }

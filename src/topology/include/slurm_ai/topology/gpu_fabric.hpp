@@ -70,6 +70,9 @@ struct NodeGpuFabric {
 // reported are null.
 void to_json(nlohmann::json &j, const NodeGpuFabric &n);
 
+// Whether `s` is a cluster UUID as nvidia-smi prints one: 8-4-4-4-12 hex digits.
+bool is_cluster_uuid(std::string_view s);
+
 // Whether the text is nvidia-smi output: an <nvidia_smi_log> document, the "NVSMI LOG"
 // text report, or the CSV of --query-gpu=fabric.* (with or without header).
 bool looks_like_gpu_fabric(std::string_view text);
