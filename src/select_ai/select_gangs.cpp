@@ -9,6 +9,15 @@
 namespace slurm_ai {
 namespace {
 
+// A gang member that waits, and why (the job's comment in squeue says so too).
+SelectOutcome gang_waits(std::string reason) {
+    SelectOutcome out;
+    out.kind = SelectOutcome::Kind::kWait;
+    out.comment = "ai: " + reason;
+    out.reason = std::move(reason);
+    return out;
+}
+
 GangState state_of(GangVerdict::Kind k) {
     switch (k) {
         case GangVerdict::Kind::kWait:
@@ -93,12 +102,8 @@ std::optional<SelectOutcome> SelectService::plan_gang(
                                      [&](const GangPart &p) { return p.usable[h] != 0; });
     auto joint = place_gang(*l.engine, parts, base, policy);
     if (joint.parts.empty()) {
-        SelectOutcome wait;
-        wait.kind = SelectOutcome::Kind::kWait;
-        wait.reason = "gang " + spec.name + ": all " + std::to_string(spec.size) +
-                      " members pending, but they do not fit together now: " + joint.reason;
-        wait.comment = "ai: " + wait.reason;
-        return wait;
+        return gang_waits("gang " + spec.name + ": all " + std::to_string(spec.size) +
+                          " members pending, but they do not fit together now: " + joint.reason);
     }
     GangPlan plan;
     plan.made_at = now;
@@ -133,10 +138,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         // only hold nodes until it expires.
         if (auto p = gang_plans_.find(key); p != gang_plans_.end() && p->second.started.empty())
             gang_plans_.erase(p);
-        out.kind = SelectOutcome::Kind::kWait;
-        out.reason = verdict.reason;
-        out.comment = "ai: " + verdict.reason;
-        return out;
+        return gang_waits(verdict.reason);
     }
     out.reason = verdict.reason;
     if (!place || !loaded_)
@@ -202,12 +204,8 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
                         if (int h = l.host_of_node[n]; h >= 0)
                             state.usable[h] = 0;
         auto d = l.engine->place(*my_demand, state, policy);
-        if (!d.placement) {
-            out.kind = SelectOutcome::Kind::kWait;
-            out.reason = "gang " + spec->name + ": a late member waits: " + d.reason;
-            out.comment = "ai: " + out.reason;
-            return out;
-        }
+        if (!d.placement)
+            return gang_waits("gang " + spec->name + ": a late member waits: " + d.reason);
         out = placed(job, *my_demand, *d.placement, state);
         if (it != gang_plans_.end())
             it->second.nodes[job.job_id] = out.nodes;
@@ -218,12 +216,8 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     {
         // Every pending member at once: the engine sees the whole gang.
         auto pending = pending_gang(job, *spec, members, nodes, why);
-        if (!pending) {
-            out.kind = SelectOutcome::Kind::kWait;
-            out.reason = "gang " + spec->name + ": " + why;
-            out.comment = "ai: " + out.reason;
-            return out;
-        }
+        if (!pending)
+            return gang_waits("gang " + spec->name + ": " + why);
         auto planned = plan_gang(job, *spec, key, *pending, state, policy, *my_demand, now);
         if (planned && planned->kind == SelectOutcome::Kind::kWait)
             return *planned;
