@@ -39,7 +39,9 @@ std::optional<InputError> parse_bool(const Line &l, bool &out) {
     return std::nullopt;
 }
 
-std::optional<InputError> parse_number(const Line &l, double lo, double hi, double &out) {
+// A number in [lo, hi] into `out`, times `scale` (a unit the key names: us -> s).
+std::optional<InputError> parse_number(const Line &l, double lo, double hi, double &out,
+                                       double scale = 1) {
     std::string v(l.value);
     char *end = nullptr;
     errno = 0;
@@ -50,7 +52,7 @@ std::optional<InputError> parse_number(const Line &l, double lo, double hi, doub
         std::snprintf(buf, sizeof buf, "a number from %g to %g", lo, hi);
         return l.error(buf);
     }
-    out = x;
+    out = x * scale;
     return std::nullopt;
 }
 
@@ -67,16 +69,6 @@ struct Target {
     const std::string &base;
 };
 using KeyParser = std::optional<InputError> (*)(const Line &, Target &);
-
-// A number in [lo, hi] into `out`, times `scale`.
-std::optional<InputError> number_into(const Line &l, double lo, double hi, double &out,
-                                      double scale = 1) {
-    double x = 0;
-    if (auto err = parse_number(l, lo, hi, x))
-        return err;
-    out = x * scale;
-    return std::nullopt;
-}
 
 std::optional<InputError> parse_duration_key(const Line &l, std::uint32_t &out) {
     auto d = parse_duration(l.key, l.value);
@@ -139,7 +131,7 @@ const std::vector<KeySpec> kKeys = {
     {{"NvlinkGbps", "X", "the GPU's NVLink, else 7200",
       "NVLink bandwidth of a GPU to other hosts of its domain, Gb/s per direction"},
      [](const Line &l, Target &t) {
-         return number_into(l, 1, 1000000, t.c.cluster.nvlink_gpu_gbps);
+         return parse_number(l, 1, 1000000, t.c.cluster.nvlink_gpu_gbps);
      }},
     {{"Policy", "NAME", "engine",
       "engine-norisk ignores failures, tree-bestfit behaves as Slurm's topology/tree, "
@@ -153,11 +145,11 @@ const std::vector<KeySpec> kKeys = {
      }},
     {{"TimeBudgetMs", "N", "5", "a hard bound on the engine's search per job, in ms"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0.1, 1000, t.c.engine.time_budget_ms);
+         return parse_number(l, 0.1, 1000, t.c.engine.time_budget_ms);
      }},
     {{"RiskWeight", "X", "0.02",
       "weight of the failure-risk term, times the failure evidence the plugin has seen"},
-     [](const Line &l, Target &t) { return number_into(l, 0, 1000, t.c.engine.risk_weight); }},
+     [](const Line &l, Target &t) { return parse_number(l, 0, 1000, t.c.engine.risk_weight); }},
     {{"DefaultComm", "SPEC", "allreduce for multi-GPU jobs",
       "the pattern assumed for jobs without --ai-comm, written as --ai-comm"},
      [](const Line &l, Target &t) -> std::optional<InputError> {
@@ -174,33 +166,33 @@ const std::vector<KeySpec> kKeys = {
      [](const Line &l, Target &t) { return parse_bool(l, t.c.single_node_gpus); }},
     {{"CostAlphaIntraUs", "X", "5", "the cost model's latency inside a node, us"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0, 1000000, t.c.cost.alpha_intra_s, 1e-6);
+         return parse_number(l, 0, 1000000, t.c.cost.alpha_intra_s, 1e-6);
      }},
     {{"CostAlphaInterUs", "X", "20", "the cost model's latency between nodes, us"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0, 1000000, t.c.cost.alpha_inter_s, 1e-6);
+         return parse_number(l, 0, 1000000, t.c.cost.alpha_inter_s, 1e-6);
      }},
     {{"CostIntraEfficiency", "X", "0.8",
       "the share of a link's bandwidth achieved inside a node (ai-fit fits it)"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0.01, 1, t.c.cost.intra_efficiency);
+         return parse_number(l, 0.01, 1, t.c.cost.intra_efficiency);
      }},
     {{"CostInterEfficiency", "X", "0.8",
       "the share of a link's bandwidth achieved between nodes (ai-fit fits it)"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0.01, 1, t.c.cost.inter_efficiency);
+         return parse_number(l, 0.01, 1, t.c.cost.inter_efficiency);
      }},
     {{"RiskHostPerDay", "X", "0.001", "the risk model's failure rate of a host, per day"},
-     [](const Line &l, Target &t) { return number_into(l, 0, 1000, t.c.risk.host_per_day); }},
+     [](const Line &l, Target &t) { return parse_number(l, 0, 1000, t.c.risk.host_per_day); }},
     {{"RiskSwitchPerDay", "X", "0.0005",
       "the risk model's failure rate of a leaf switch, per day"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0, 1000, t.c.risk.switch_per_day);
+         return parse_number(l, 0, 1000, t.c.risk.switch_per_day);
      }},
     {{"RiskDomainPerDay", "X", "20 x RiskSwitchPerDay",
       "the risk model's failure rate of an NVLink domain, per day"},
      [](const Line &l, Target &t) {
-         return number_into(l, 0, 1000, t.c.risk.domain_per_day);
+         return parse_number(l, 0, 1000, t.c.risk.domain_per_day);
      }},
     {{"RiskModel", "PATH", "none",
       "a learned model of a placement's failure rate (ai-sim train-risk), used only if its "
@@ -211,7 +203,7 @@ const std::vector<KeySpec> kKeys = {
      }},
     {{"CommShare", "X", "0.5",
       "for a job without --ai-comm compute=, the share of its step that is communication"},
-     [](const Line &l, Target &t) { return number_into(l, 0.01, 0.99, t.c.comm_share); }},
+     [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},
     {{"PlacementHold", "yes|no", "yes",
       "hold a job whose best placement now would cost it more run time than it has "
       "waited: time limit x CommShare x (1/efficiency - 1)"},
@@ -249,16 +241,12 @@ const std::vector<KeySpec> kKeys = {
      }},
     {{"ElasticMinGain", "X", "0.5",
       "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation"},
-     [](const Line &l, Target &t) { return number_into(l, 0, 1, t.c.elastic.min_gain); }},
+     [](const Line &l, Target &t) { return parse_number(l, 0, 1, t.c.elastic.min_gain); }},
 };
-
-const std::vector<KeySpec> &key_specs() {
-    return kKeys;
-}
 
 InputError unknown_key(const Line &l) {
     std::string names;
-    for (const auto &k : key_specs())
+    for (const auto &k : kKeys)
         names += (names.empty() ? "" : ", ") + std::string(k.doc.name);
     return l.error("a known key: " + names);
 }
@@ -267,7 +255,7 @@ InputError unknown_key(const Line &l) {
 
 std::vector<PluginConfigKey> plugin_config_keys() {
     std::vector<PluginConfigKey> out;
-    for (const auto &k : key_specs())
+    for (const auto &k : kKeys)
         out.push_back(k.doc);
     return out;
 }
@@ -287,7 +275,7 @@ std::string plugin_config_manual() {
         return out;
     };
     std::string out = ".SH KEYS\n";
-    for (const auto &k : key_specs()) {
+    for (const auto &k : kKeys) {
         out += ".TP\n.BI \"" + roff(k.doc.name) + "=\" \"" + roff(k.doc.value) + "\"\n";
         out += roff(k.doc.help) + " (default: " + roff(k.doc.fallback) + ").\n";
     }
@@ -317,11 +305,10 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
             return InputError{"line", std::string(raw), "Key=Value", c.source, number};
         if (l.value.empty())
             return l.error("a value after '='");
-        const auto &keys = key_specs();
-        auto spec = std::find_if(keys.begin(), keys.end(), [&](const KeySpec &k) {
-            return lower(k.doc.name) == lower(l.key);
-        });
-        if (spec == keys.end())
+        const std::string key = lower(l.key);
+        auto spec = std::find_if(kKeys.begin(), kKeys.end(),
+                                 [&](const KeySpec &k) { return lower(k.doc.name) == key; });
+        if (spec == kKeys.end())
             return unknown_key(l);
         if (auto err = spec->parse(l, target))
             return *err;
