@@ -2,6 +2,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <optional>
 #include <unordered_set>
 
 #include "policies.hpp"
@@ -15,12 +16,22 @@ using Clock = std::chrono::steady_clock;
 struct Scored {
     Placement p;
     double objective = 0;
+    // Placeable capacity for the waiting sizes it takes away: computed when two objectives
+    // tie (most comparisons in the local search are not ties), then kept.
+    mutable std::optional<double> destroyed{};
+    double destroyed_of(const ClusterState &state) const {
+        if (!destroyed)
+            destroyed = destroyed_capacity(state, p);
+        return *destroyed;
+    }
 };
 
-// Two hosts the objective cannot tell apart: cabled alike, in the same NVLink domain, of
-// one node topology, with the same free GPUs and the same record in Slurm and in the
-// failure history. Swapping either into a placement scores the same, so the local search
-// tries one host of each kind.
+// Two hosts of one kind: cabled alike, in the same NVLink domain, of one node topology,
+// with the same free GPUs and the same record in Slurm and in the failure history. The
+// local search tries one host of each kind. Swapped into a placement they score alike
+// but for their place in the ring (by leaf, then host id), which on a rail fabric can
+// move the rails a ring crosses: the search may then miss a swap the other host would
+// have made (docs/placement.md measures what that changed).
 bool interchangeable_hosts(const SearchContext &c, int a, int b) {
     if (a == b)
         return true;
@@ -95,10 +106,9 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
             return admissible(a);
-        // Equal objectives: the one that leaves more room for the sizes waiting (computed
-        // only here: most comparisons in the local search are not ties).
+        // Equal objectives: the one that leaves more room for the sizes waiting.
         if (std::abs(a.objective - b.objective) <= 1e-9)
-            return destroyed_capacity(c.state, a.p) < destroyed_capacity(c.state, b.p) - 1e-9;
+            return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
         return a.objective < b.objective;
     };
     Scored best = candidates.front();
