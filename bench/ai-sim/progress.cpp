@@ -68,9 +68,10 @@ double Run::base_step(int j) const {
                                    asked_shape(job.demand))
                 .ideal_step_s;
         // At the size it asks: -N n --gpus-per-node=g, one shape.
-        const int g = job.gpus / job.nodes;
-        const std::vector<int> asked(static_cast<std::size_t>(job.nodes), g);
-        return steps_.from_measurements(job.model, job.local_bsz, asked, {job.nodes, job.nodes, g})
+        const JobDemand at_size = demand_at_size(job.demand, static_cast<std::uint32_t>(job.nodes));
+        const std::vector<int> asked(static_cast<std::size_t>(job.nodes),
+                                     static_cast<int>(at_size.gpus_per_host()));
+        return steps_.from_measurements(job.model, job.local_bsz, asked, asked_shape(at_size))
             .ideal_step_s;
     }
     if (!job.is_elastic())
