@@ -40,8 +40,8 @@
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/elastic/elastic_policy.hpp"
-#include "slurm_ai/elastic/gang.hpp"
-#include "slurm_ai/job/gang_file.hpp"
+#include "slurm_ai/gang/gang.hpp"
+#include "slurm_ai/gang/gang_file.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/slurm/resize_ops.hpp"
 
@@ -207,51 +207,33 @@ class Daemon {
         }
         gang_file_error_.clear();
         for (const GangRecord &g : file.value()) {
-            std::vector<const JobInfo *> live;
+            std::vector<GangJob> members;
             for (auto id : g.members)
-                if (auto it = jobs_.find(id); it != jobs_.end() && !it->second.ended())
-                    live.push_back(&it->second);
-            const bool any_running = std::any_of(live.begin(), live.end(),
-                                                 [](const JobInfo *j) { return j->running(); });
-            if (g.state == GangState::kWaiting || g.state == GangState::kTimedOut)
-                for (const auto *j : live)
-                    gangs_waiting_.insert(j->job_id);
-            // TIMEOUT passed before the gang could start: its pending members go.
-            if (g.deadline > 0 && now >= g.deadline && !any_running && !live.empty() &&
-                !state_.gangs_released.count(g.key)) {
-                const std::string why = fmt::format(
-                    "ai: gang {} timed out after {} s with {} of {} members; released by "
-                    "ai-elasticd",
-                    g.spec.name, g.spec.timeout_s, live.size(), g.spec.size);
-                for (const auto *j : live) {
-                    if (!j->pending())
-                        continue;
-                    slurm_.set_admin_comment(j->job_id, why);
-                    slurm_.cancel(j->job_id);
-                }
+                if (auto it = jobs_.find(id); it != jobs_.end())
+                    members.push_back(gang_job(it->second));
+            auto next = follow_up_gang(g.spec, g.state, g.deadline, members, now,
+                                       state_.gangs_released.count(g.key) > 0,
+                                       state_.failures_handled);
+            gangs_waiting_.insert(next.waiting.begin(), next.waiting.end());
+            if (next.released)
                 state_.gangs_released.insert(g.key);
-                log(fmt::format("gang {} ({}): {}", g.spec.name, g.key, why.substr(4)));
-            }
-            // A member that ran and failed ends the others (onfail=kill, gang_member_failed).
-            for (auto id : g.members) {
-                auto it = jobs_.find(id);
-                if (it == jobs_.end() || !it->second.ended() || state_.failures_handled.count(id) ||
-                    !gang_member_failed(g.spec, it->second.state) || !started(id))
-                    continue;
-                state_.failures_handled.insert(id);
-                if (live.empty())
-                    continue;
-                const std::string why =
-                    fmt::format("ai: gang {}: member {} ended {}; ended with it (onfail=kill)",
-                                g.spec.name, id, it->second.state);
-                for (const auto *j : live) {
-                    slurm_.set_admin_comment(j->job_id, why);
-                    slurm_.cancel(j->job_id);
+            state_.failures_handled.insert(next.failures_seen.begin(), next.failures_seen.end());
+            for (const GangAction &a : next.actions) {
+                for (auto id : a.cancel) {
+                    slurm_.set_admin_comment(id, a.comment);
+                    slurm_.cancel(id);
                 }
-                log(fmt::format("gang {} ({}): {}", g.spec.name, g.key, why.substr(4)));
-                live.clear();
+                log(fmt::format("gang {} ({}): {}", g.spec.name, g.key, a.comment.substr(4)));
             }
         }
+    }
+
+    // A job as the gang rules see it; a job record says it ever started.
+    GangJob gang_job(const JobInfo &j) const {
+        const MemberState state = j.ended()     ? MemberState::kEnded
+                                  : j.pending() ? MemberState::kPending
+                                                : MemberState::kRunning;
+        return {j.job_id, state, j.state, started(j.job_id)};
     }
 
     void refresh_views() {

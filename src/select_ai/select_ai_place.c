@@ -215,10 +215,11 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
         gm->state = IS_JOB_PENDING(m) && !IS_JOB_COMPLETING(m) ? AI_MEMBER_PENDING
                     : IS_JOB_RUNNING(m) || IS_JOB_SUSPENDED(m) ? AI_MEMBER_RUNNING
                                                                : AI_MEMBER_ENDED;
-        gm->eligible =
-            gm->state == AI_MEMBER_PENDING && m->priority != 0 &&
-            (!m->details || !m->details->begin_time || m->details->begin_time <= now) &&
-            (!m->details || !m->details->depend_list || !list_count(m->details->depend_list));
+        gm->held = m->priority == 0;
+        gm->begin_time = m->details ? m->details->begin_time : 0;
+        gm->dependencies = m->details && m->details->depend_list
+                               ? (uint32_t)list_count(m->details->depend_list)
+                               : 0;
         gm->submit_time = m->details ? m->details->submit_time : 0;
         if (gm->state == AI_MEMBER_PENDING && m != job_ptr && place)
             gm->usable = ai_member_usable(m);

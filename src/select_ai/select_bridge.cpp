@@ -180,11 +180,14 @@ extern "C" int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t
         for (uint32_t i = 0; i < member_count; ++i) {
             const ai_gang_member_t &m = members[i];
             gang[i].job = job_of(&m.job);
-            gang[i].state = m.state == AI_MEMBER_RUNNING ? slurm_ai::MemberState::kRunning
-                            : m.state == AI_MEMBER_ENDED ? slurm_ai::MemberState::kEnded
-                                                         : slurm_ai::MemberState::kPending;
-            gang[i].eligible = m.eligible != 0;
-            gang[i].submit_time = m.submit_time;
+            slurm_ai::GangMember &f = gang[i].facts;
+            f.state = m.state == AI_MEMBER_RUNNING ? slurm_ai::MemberState::kRunning
+                      : m.state == AI_MEMBER_ENDED ? slurm_ai::MemberState::kEnded
+                                                   : slurm_ai::MemberState::kPending;
+            f.held = m.held != 0;
+            f.begin_time = m.begin_time;
+            f.dependencies = m.dependencies;
+            f.submit_time = m.submit_time;
             if (m.usable)
                 gang[i].usable.assign(m.usable, m.usable + node_count);
         }

@@ -54,8 +54,10 @@ enum { AI_MEMBER_PENDING = 0, AI_MEMBER_RUNNING = 1, AI_MEMBER_ENDED = 2 };
 /* A job of the same gang (same user, same --ai-gang NAME) as the one under test. */
 typedef struct {
     ai_job_t job;
-    int state;    /* AI_MEMBER_* */
-    int eligible; /* pending and free to start: not held, no unmet dependency */
+    int state;             /* AI_MEMBER_* */
+    int held;              /* priority 0 */
+    int64_t begin_time;    /* --begin, 0 for none */
+    uint32_t dependencies; /* dependencies left in its list */
     int64_t submit_time;
     const uint8_t *usable; /* node_count entries: may this member run there */
 } ai_gang_member_t;

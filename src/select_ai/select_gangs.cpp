@@ -1,5 +1,6 @@
-// SelectService's gangs: the barrier, the joint placement, the plan that holds the
-// members' nodes until they have all started, and gangs.json for ai-elasticd.
+// SelectService's side of gangs: slurmctld's jobs become the gang library's members and
+// parts (src/gang/ holds the rules, the joint placement, the book of verdicts and plans,
+// and gangs.json); the member under test gets its outcome.
 #include <algorithm>
 
 #include "select_service_loaded.hpp"
@@ -18,46 +19,21 @@ SelectOutcome gang_waits(std::string reason) {
     return out;
 }
 
-GangState state_of(GangVerdict::Kind k) {
-    switch (k) {
-        case GangVerdict::Kind::kWait:
-            break;
-        case GangVerdict::Kind::kTimedOut:
-            return GangState::kTimedOut;
-        case GangVerdict::Kind::kStart:
-            return GangState::kStarting;
-        case GangVerdict::Kind::kLate:
-            return GangState::kStarted;
-    }
-    return GangState::kWaiting;
-}
-
 }  // namespace
 
-GangVerdict SelectService::judge_gang(const std::string &key, std::uint32_t user_id,
-                                      const GangSpec &spec,
-                                      std::span<const SelectGangMember> members,
-                                      std::int64_t now) {
-    std::vector<GangMember> gm;
+std::vector<GangMember> SelectService::gang_members(const GangSpec &spec,
+                                                    std::span<const SelectGangMember> members) {
+    std::vector<GangMember> out;
     for (const auto &m : members) {
         const auto &s = options(m.job.job_id, m.job.env).hints.gang;
         if (!s || s->name != spec.name)
             continue;
-        gm.push_back({m.job.job_id, m.state, m.eligible, m.submit_time, *s});
+        GangMember g = m.facts;
+        g.job_id = m.job.job_id;
+        g.spec = *s;
+        out.push_back(std::move(g));
     }
-    auto verdict = assess_gang(spec, gm, now);
-
-    // Every job that was ever a live member: ai-elasticd acts on the ones that fail.
-    GangRecord &st = gangs_[key];
-    std::set<std::uint32_t> ids = st.members;
-    for (const auto &m : gm)
-        if (m.state != MemberState::kEnded)
-            ids.insert(m.job_id);
-    const GangState gang_state = state_of(verdict.kind);
-    if (st.state != gang_state || st.members != ids || st.reason != verdict.reason)
-        gangs_dirty_ = true;
-    st = GangRecord{key, user_id, spec, ids, gang_state, verdict.reason, verdict.deadline, now};
-    return verdict;
+    return out;
 }
 
 std::optional<std::vector<GangPart>> SelectService::pending_gang(
@@ -66,7 +42,7 @@ std::optional<std::vector<GangPart>> SelectService::pending_gang(
     const Loaded &l = *loaded_;
     std::vector<GangPart> parts;
     for (const auto &m : members) {
-        if (m.state != MemberState::kPending)
+        if (m.facts.state != MemberState::kPending)
             continue;
         const auto &s = options(m.job.job_id, m.job.env).hints.gang;
         if (!s || s->name != spec.name)
@@ -116,7 +92,7 @@ std::optional<SelectOutcome> SelectService::plan_gang(
             out = placed(job, demand, joint.parts[i], state);
         }
     }
-    gang_plans_[key] = std::move(plan);
+    gangs_.set_plan(key, std::move(plan));
     return out;
 }
 
@@ -131,13 +107,10 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         return out;
     }
     const std::string key = gang_key(user_id, spec->name);
-    const GangVerdict verdict = judge_gang(key, user_id, *spec, members, now);
-
-    if (verdict.kind == GangVerdict::Kind::kWait || verdict.kind == GangVerdict::Kind::kTimedOut) {
-        // A member left before the gang started (cancelled while pending): its plan would
-        // only hold nodes until it expires.
-        if (auto p = gang_plans_.find(key); p != gang_plans_.end() && p->second.started.empty())
-            gang_plans_.erase(p);
+    const GangVerdict verdict =
+        gangs_.judge(key, user_id, *spec, gang_members(*spec, members), now);
+    if (verdict.state == GangState::kWaiting || verdict.state == GangState::kTimedOut) {
+        gangs_.drop_unstarted_plan(key);  // a member left before the gang started
         return gang_waits(verdict.reason);
     }
     out.reason = verdict.reason;
@@ -148,13 +121,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     const PlacementPolicy policy =
         l.policy->passthrough() ? *make_policy("slurm-default") : *l.policy;
 
-    // A plan nobody started on within its time no longer stands.
-    auto it = gang_plans_.find(key);
-    if (it != gang_plans_.end() && it->second.started.empty() &&
-        now - it->second.made_at > kGangPlanTtlS) {
-        gang_plans_.erase(it);
-        it = gang_plans_.end();
-    }
+    GangPlan *plan = gangs_.plan(key, now);
     int candidates = 0;
     ClusterState state = free_view(nodes, &candidates);
     auto usable_in_view = [&](const std::vector<int> &slurm_nodes) {
@@ -174,8 +141,8 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     // A placed member: widening stays off the nodes planned for the other members.
     auto finish = [&](SelectOutcome placed_out) {
         std::set<int> others;
-        if (auto p = gang_plans_.find(key); p != gang_plans_.end())
-            for (const auto &[other, planned] : p->second.nodes)
+        if (const GangPlan *p = gangs_.plan(key, now))
+            for (const auto &[other, planned] : p->nodes)
                 if (other != job.job_id)
                     others.insert(planned.begin(), planned.end());
         std::erase_if(placed_out.widen, [&](int n) { return others.count(n) > 0; });
@@ -189,17 +156,17 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         return out;
     }
 
-    if (it != gang_plans_.end()) {
-        auto mine = it->second.nodes.find(job.job_id);
-        if (mine != it->second.nodes.end() && usable_in_view(mine->second))
+    if (plan) {
+        auto mine = plan->nodes.find(job.job_id);
+        if (mine != plan->nodes.end() && usable_in_view(mine->second))
             return finish(placed(job, *my_demand, to_placement(mine->second, *my_demand), state));
     }
-    if (verdict.kind == GangVerdict::Kind::kLate) {
+    if (verdict.state == GangState::kStarted) {
         // Its planned nodes are gone, or the plan is (a slurmctld restart): it goes on its
         // own as soon as it fits, off the nodes planned for the others.
-        if (it != gang_plans_.end())
-            for (const auto &[other, planned] : it->second.nodes)
-                if (other != job.job_id && !it->second.started.count(other))
+        if (plan)
+            for (const auto &[other, planned] : plan->nodes)
+                if (other != job.job_id && !plan->started.count(other))
                     for (int n : planned)
                         if (int h = l.host_of_node[n]; h >= 0)
                             state.usable[h] = 0;
@@ -207,12 +174,12 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
         if (!d.placement)
             return gang_waits("gang " + spec->name + ": a late member waits: " + d.reason);
         out = placed(job, *my_demand, *d.placement, state);
-        if (it != gang_plans_.end())
-            it->second.nodes[job.job_id] = out.nodes;
+        if (plan)
+            plan->nodes[job.job_id] = out.nodes;
         return finish(std::move(out));
     }
-    if (it != gang_plans_.end())
-        gang_plans_.erase(it);  // a fresh start: the old plan no longer fits the view
+    if (plan)
+        gangs_.drop_plan(key);  // a fresh start: the old plan no longer fits the view
     {
         // Every pending member at once: the engine sees the whole gang.
         auto pending = pending_gang(job, *spec, members, nodes, why);
@@ -228,45 +195,12 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
 }
 
 std::vector<int> SelectService::gang_reserved(std::uint32_t job_id, std::int64_t now) {
-    std::vector<int> out;
-    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
-        const GangPlan &plan = it->second;
-        if (plan.started.empty() && now - plan.made_at > kGangPlanTtlS) {
-            it = gang_plans_.erase(it);
-            continue;
-        }
-        if (!plan.nodes.count(job_id))
-            for (const auto &[member, planned] : plan.nodes)
-                if (!plan.started.count(member))
-                    out.insert(out.end(), planned.begin(), planned.end());
-        ++it;
-    }
-    return out;
+    return gangs_.reserved_for_others(job_id, now);
 }
 
 std::optional<std::string> SelectService::save_gangs(const std::string &state_dir,
                                                      std::int64_t now) {
-    // Gangs nobody has looked at for a day are history.
-    for (auto it = gangs_.begin(); it != gangs_.end();) {
-        if (now - it->second.updated > 86400) {
-            it = gangs_.erase(it);
-            gangs_dirty_ = true;
-        } else {
-            ++it;
-        }
-    }
-    if (!gangs_dirty_)
-        return std::nullopt;
-    std::vector<GangRecord> all;
-    for (const auto &[key, g] : gangs_)
-        all.push_back(g);
-    try {
-        write_gang_file(state_dir, all);
-    } catch (const std::exception &e) {
-        return e.what();
-    }
-    gangs_dirty_ = false;
-    return std::nullopt;
+    return gangs_.save(state_dir, now);
 }
 
 }  // namespace slurm_ai

@@ -397,15 +397,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     // job's start stays, decision and all.
     if (!decisions_.count(job_id) && std::filesystem::exists(job_record_path(state_dir, job_id)))
         return {};
-    // A gang member that starts no longer needs its planned nodes held.
-    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
-        if (it->second.nodes.count(job_id))
-            it->second.started.insert(job_id);
-        if (it->second.started.size() == it->second.nodes.size())
-            it = gang_plans_.erase(it);
-        else
-            ++it;
-    }
+    gangs_.member_started(job_id);
     const JobOptions &read = options(job_id, env);
     JobRecord rec;
     rec.job_id = job_id;
@@ -460,13 +452,7 @@ void SelectService::forget(std::uint32_t job_id) {
     uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);
     options_.forget(job_id);
-    // A member that ends (or is cancelled) before its gang started frees its plan's nodes.
-    for (auto it = gang_plans_.begin(); it != gang_plans_.end();) {
-        if (it->second.nodes.count(job_id) && !it->second.started.count(job_id))
-            it = gang_plans_.erase(it);
-        else
-            ++it;
-    }
+    gangs_.member_ended(job_id);
 }
 
 bool SelectService::note_failure(const std::string &node, double t, const std::string &reason,

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <string_view>
 
 namespace slurm_ai {
@@ -22,6 +23,15 @@ constexpr std::optional<E> enum_from_name(std::string_view text,
         if (names[i] == text)
             return static_cast<E>(i);
     return std::nullopt;
+}
+
+// "a, b, c or d": every name, for a message that says what was expected.
+template <std::size_t N>
+std::string enum_names_list(const std::string_view (&names)[N]) {
+    std::string out;
+    for (std::size_t i = 0; i < N; ++i)
+        out.append(i == 0 ? "" : i + 1 == N ? " or " : ", ").append(names[i]);
+    return out;
 }
 
 }  // namespace slurm_ai

@@ -18,8 +18,8 @@
 #include <vector>
 
 #include "slurm_ai/config/plugin_config.hpp"
-#include "slurm_ai/elastic/gang.hpp"
-#include "slurm_ai/job/gang_file.hpp"
+#include "slurm_ai/gang/gang_book.hpp"
+#include "slurm_ai/gang/gang_placement.hpp"
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/placement/failure_history.hpp"
@@ -52,12 +52,11 @@ struct SelectOutcome {
     std::string comment;  // for a job that waits: its SystemComment (a gang's reason)
 };
 
-// A job of the gang of the job under test, as the adapter found it in slurmctld's list.
+// A job of the gang of the job under test, as the adapter found it in slurmctld's list:
+// the facts GangMember judges (its job_id and spec are the service's to fill).
 struct SelectGangMember {
     SelectJob job;
-    MemberState state = MemberState::kPending;
-    bool eligible = true;
-    std::int64_t submit_time = 0;
+    GangMember facts;
     std::vector<std::uint8_t> usable;  // per Slurm node, for pending members
 };
 
@@ -161,18 +160,10 @@ class SelectService {
     SelectOutcome placed(const SelectJob &job, const JobDemand &demand, const Placement &p,
                          const ClusterState &state);
 
-    struct GangPlan {
-        std::map<std::uint32_t, std::vector<int>> nodes;  // member -> Slurm nodes
-        std::set<std::uint32_t> started;
-        std::int64_t made_at = 0;
-    };
-    std::map<std::string, GangPlan> gang_plans_;  // gang key -> plan
-    std::map<std::string, GangRecord> gangs_;     // gang key -> last verdict
-    bool gangs_dirty_ = false;
-    // The gang's verdict from its members' states (assess_gang), kept in gangs_ with
-    // every job that was ever a live member. select_gangs.cpp.
-    GangVerdict judge_gang(const std::string &key, std::uint32_t user_id, const GangSpec &spec,
-                           std::span<const SelectGangMember> members, std::int64_t now);
+    GangBook gangs_;  // verdicts and plans; gangs.json. select_gangs.cpp.
+    // The members the gang library judges: those that declared the job's gang.
+    std::vector<GangMember> gang_members(const GangSpec &spec,
+                                         std::span<const SelectGangMember> members);
     // The gang's members placed together on `state` (place_gang) and kept as its plan;
     // the job's own outcome (nullopt when the job is not among the parts), or kWait with
     // why they do not fit together now. select_gangs.cpp.
@@ -199,9 +190,6 @@ class SelectService {
     void add_uplink_load(ClusterState &state) const;
 };
 
-// A gang plan that none of its members has started on within this time is dropped, so
-// that nodes are never held for a gang slurmctld no longer tries to start.
-inline constexpr std::int64_t kGangPlanTtlS = 120;
 
 
 }  // namespace slurm_ai

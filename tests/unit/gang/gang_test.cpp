@@ -1,6 +1,6 @@
 // Gangs: the --ai-gang option with its failure policy, the barrier (assess_gang), the
-// joint placement (place_gang) and the select service's plan that holds the members'
-// nodes until they have all started.
+// joint placement (place_gang), the select service's plan that holds the members' nodes
+// until they have all started, gangs.json, and what ai-elasticd does with a gang.
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -11,8 +11,9 @@
 #include <nlohmann/json.hpp>
 
 #include "placement/placement_fixtures.hpp"
-#include "slurm_ai/elastic/gang.hpp"
-#include "slurm_ai/job/gang_file.hpp"
+#include "slurm_ai/gang/gang.hpp"
+#include "slurm_ai/gang/gang_file.hpp"
+#include "slurm_ai/gang/gang_placement.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 
 using namespace slurm_ai;
@@ -30,7 +31,7 @@ GangSpec gang(std::string name, std::uint32_t size, std::uint32_t timeout = 0) {
 
 GangMember member(std::uint32_t id, MemberState state, const GangSpec &spec,
                   std::int64_t submit = 100, bool eligible = true) {
-    return GangMember{id, state, eligible, submit, spec};
+    return GangMember{id, state, /*held=*/!eligible, 0, 0, submit, spec};
 }
 
 }  // namespace
@@ -81,33 +82,33 @@ TEST_CASE("a gang waits until all of its members are pending and eligible", "[ga
     std::vector<GangMember> m{member(1, MemberState::kPending, g, 100),
                               member(2, MemberState::kPending, g, 130)};
     auto v = assess_gang(g, m, 200);
-    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK(v.state == GangState::kWaiting);
     CHECK_THAT(v.reason, Catch::Contains("2 of 3 members submitted"));
     CHECK(v.deadline == 700);  // the first submission plus TIMEOUT
 
     m.push_back(member(3, MemberState::kPending, g, 150, /*eligible=*/false));
     v = assess_gang(g, m, 200);
-    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK(v.state == GangState::kWaiting);
     CHECK_THAT(v.reason, Catch::Contains("not eligible (3)"));
 
-    m.back().eligible = true;
-    CHECK(assess_gang(g, m, 200).kind == GangVerdict::Kind::kStart);
+    m.back().held = false;
+    CHECK(assess_gang(g, m, 200).state == GangState::kStarting);
     // Once one member runs, the rest start as soon as they fit, timeout or not.
     m[0].state = MemberState::kRunning;
-    CHECK(assess_gang(g, m, 5000).kind == GangVerdict::Kind::kLate);
+    CHECK(assess_gang(g, m, 5000).state == GangState::kStarted);
 }
 
 TEST_CASE("a gang that cannot start within its timeout is released", "[gang]") {
     auto g = gang("train", 3, 60);
     std::vector<GangMember> m{member(1, MemberState::kPending, g, 1000),
                               member(2, MemberState::kPending, g, 1010)};
-    CHECK(assess_gang(g, m, 1059).kind == GangVerdict::Kind::kWait);
+    CHECK(assess_gang(g, m, 1059).state == GangState::kWaiting);
     auto v = assess_gang(g, m, 1060);
-    CHECK(v.kind == GangVerdict::Kind::kTimedOut);
+    CHECK(v.state == GangState::kTimedOut);
     CHECK_THAT(v.reason, Catch::Contains("timed out after 60 s with 2 of 3"));
     // Members that ended do not count, and a gang without timeout waits for ever.
     m.push_back(member(3, MemberState::kEnded, g, 10));
-    CHECK(assess_gang(gang("train", 3), m, 1e9).kind == GangVerdict::Kind::kWait);
+    CHECK(assess_gang(gang("train", 3), m, 1e9).state == GangState::kWaiting);
 }
 
 TEST_CASE("members that disagree on SIZE or too many members keep a gang waiting", "[gang]") {
@@ -116,12 +117,12 @@ TEST_CASE("members that disagree on SIZE or too many members keep a gang waiting
                               member(2, MemberState::kPending, g3),
                               member(3, MemberState::kPending, gang("train", 4))};
     auto v = assess_gang(g3, m, 200);
-    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK(v.state == GangState::kWaiting);
     CHECK_THAT(v.reason, Catch::Contains("jobs 3 give another SIZE than 3"));
     m[2].spec = g3;
     m.push_back(member(4, MemberState::kPending, g3));
     v = assess_gang(g3, m, 200);
-    CHECK(v.kind == GangVerdict::Kind::kWait);
+    CHECK(v.state == GangState::kWaiting);
     CHECK_THAT(v.reason, Catch::Contains("4 jobs claim it, SIZE is 3"));
 }
 
@@ -220,7 +221,7 @@ void load_service(SelectService &s, const std::string &dir) {
 SelectGangMember pending_member(std::uint32_t id, const std::vector<const char *> &env) {
     SelectGangMember m;
     m.job = SelectJob{id, 1, 1, 4, 4, 1, 0, env};
-    m.submit_time = 1000 + id;
+    m.facts.submit_time = 1000 + id;
     m.usable.assign(4, 1);
     return m;
 }
@@ -299,7 +300,7 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
     REQUIRE(s.decide_gang(members[0].job, 0, members, all_free, 3001, true).kind ==
             SelectOutcome::Kind::kPlaced);
     CHECK(s.gang_reserved(99, 3001).size() == 3);
-    CHECK(s.gang_reserved(99, 3001 + kGangPlanTtlS + 1).empty());
+    CHECK(s.gang_reserved(99, 3001 + GangBook::kPlanTtlS + 1).empty());
 
     // Planned again, then a member is cancelled before any started: the plan goes.
     REQUIRE(s.decide_gang(members[0].job, 0, members, all_free, 3200, true).kind ==
@@ -356,4 +357,87 @@ TEST_CASE("the gang file reads back as the plugin wrote it, its state an enum", 
     CHECK_THAT(bad.error().message(), Catch::Contains("status='running'"));
     CHECK(gang_state_from("timed_out") == GangState::kTimedOut);
     CHECK_FALSE(gang_state_from("Waiting"));
+}
+
+TEST_CASE("a member is eligible when pending, not held, past its begin time, dependencies met",
+          "[gang]") {
+    auto g = gang("e", 2);
+    GangMember m = member(1, MemberState::kPending, g);
+    CHECK(is_eligible(m, 100));
+    m.held = true;
+    CHECK_FALSE(is_eligible(m, 100));
+    m.held = false;
+    m.begin_time = 150;
+    CHECK_FALSE(is_eligible(m, 149));
+    CHECK(is_eligible(m, 150));
+    m.dependencies = 1;
+    CHECK_FALSE(is_eligible(m, 200));
+    m.dependencies = 0;
+    m.state = MemberState::kRunning;
+    CHECK_FALSE(is_eligible(m, 200));
+}
+
+TEST_CASE("ai-elasticd releases a timed-out gang once and ends a failed gang once", "[gang]") {
+    auto g = gang("rl", 3, 600);
+    std::vector<GangJob> jobs{{1, MemberState::kPending, "PENDING", false},
+                              {2, MemberState::kPending, "PENDING", false}};
+    // Before the deadline: nothing to do, both members are waiting.
+    auto before = follow_up_gang(g, GangState::kWaiting, 1600, jobs, 1599, false, {});
+    CHECK(before.actions.empty());
+    CHECK(before.waiting == std::vector<std::uint32_t>{1, 2});
+    // At the deadline the pending ones go, with the reason; a second look does nothing.
+    auto at = follow_up_gang(g, GangState::kTimedOut, 1600, jobs, 1600, false, {});
+    REQUIRE(at.actions.size() == 1);
+    CHECK(at.actions[0].cancel == std::vector<std::uint32_t>{1, 2});
+    CHECK(at.actions[0].comment ==
+          "ai: gang rl timed out after 600 s with 2 of 3 members; released by ai-elasticd");
+    CHECK(at.released);
+    CHECK(follow_up_gang(g, GangState::kTimedOut, 1600, jobs, 1700, true, {}).actions.empty());
+
+    // Started: member 1 ran and failed; the others are ended with it, once.
+    jobs = {{1, MemberState::kEnded, "FAILED", true},
+            {2, MemberState::kRunning, "RUNNING", true},
+            {3, MemberState::kPending, "PENDING", false}};
+    auto failed = follow_up_gang(g, GangState::kStarted, 1600, jobs, 5000, false, {});
+    REQUIRE(failed.actions.size() == 1);
+    CHECK(failed.actions[0].cancel == std::vector<std::uint32_t>{2, 3});
+    CHECK(failed.actions[0].comment ==
+          "ai: gang rl: member 1 ended FAILED; ended with it (onfail=kill)");
+    CHECK(failed.failures_seen == std::vector<std::uint32_t>{1});
+    CHECK(failed.waiting.empty());  // a started gang waits for nothing
+    CHECK(follow_up_gang(g, GangState::kStarted, 1600, jobs, 5001, false, {1}).actions.empty());
+    // onfail=keep, a member that never ran, or one that completed: nobody is ended.
+    auto keep = g;
+    keep.keep_on_failure = true;
+    CHECK(follow_up_gang(keep, GangState::kStarted, 0, jobs, 5000, false, {}).actions.empty());
+    jobs[0].started = false;
+    CHECK(follow_up_gang(g, GangState::kStarted, 0, jobs, 5000, false, {}).actions.empty());
+    jobs[0] = {1, MemberState::kEnded, "COMPLETED", true};
+    CHECK(follow_up_gang(g, GangState::kStarted, 0, jobs, 5000, false, {}).actions.empty());
+}
+
+TEST_CASE("the gang file's text parses back without a file, errors naming the source",
+          "[gang][record]") {
+    GangRecord r;
+    r.key = gang_key(5, "pp");
+    r.user_id = 5;
+    r.spec = gang("pp", 2, 60);
+    r.members = {7, 8};
+    r.state = GangState::kStarting;
+    r.reason = "gang pp: all 2 members pending";
+    r.deadline = 1060;
+    r.updated = 1001;
+    const std::vector<GangRecord> all{r};
+    auto back = parse_gang_file(dump_gang_file(all), "text");
+    REQUIRE(back);
+    CHECK(back.value() == all);
+    auto bad = parse_gang_file(R"({"gangs":[{"key":"5:pp","user_id":5,"name":"pp","size":2,)"
+                               R"("status":"done"}]})",
+                               "/state/ai_select/gangs.json");
+    REQUIRE_FALSE(bad);
+    CHECK(bad.error().field == "status");
+    CHECK(bad.error().value == "done");
+    CHECK(bad.error().expected == "waiting, timed_out, starting or started");
+    CHECK_THAT(bad.error().message(), Catch::Contains("/state/ai_select/gangs.json"));
+    CHECK_FALSE(parse_gang_file("{", "x"));
 }

@@ -2,11 +2,11 @@
 // <StateSaveLocation>/ai_select/gangs.json, one entry per gang (named per user) with the
 // last verdict of its barrier. The plugin writes it; ai-elasticd reads it to release gangs
 // that timed out and to end the rest of a gang whose member failed. One type, one path
-// function, one reader and one writer; the JSON keys are the file's format.
+// function, a pure parser and printer of the text and the file functions around them; the
+// JSON keys are the file's format.
 #pragma once
 
 #include <cstdint>
-#include <optional>
 #include <set>
 #include <span>
 #include <string>
@@ -16,20 +16,10 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/gang/gang.hpp"
 #include "slurm_ai/job/job_hints.hpp"
 
 namespace slurm_ai {
-
-// Where a gang's barrier stands.
-enum class GangState {
-    kWaiting,   // not all SIZE members are pending and eligible yet
-    kTimedOut,  // TIMEOUT passed before the gang could start
-    kStarting,  // every member is there: the plugin places them all now
-    kStarted,   // some members run: the pending rest start as soon as they fit
-};
-std::string_view to_string(GangState s);
-// "waiting", "timed_out", "starting" or "started"; nothing for any other text.
-std::optional<GangState> gang_state_from(std::string_view text);
 
 struct GangRecord {
     std::string key;  // gang_key(user_id, name)
@@ -49,6 +39,11 @@ std::string gang_file_path(const std::string &state_dir);
 void to_json(nlohmann::json &j, const GangRecord &g);
 // Throws nlohmann::json::exception on an entry of the wrong shape or an unknown status.
 void from_json(const nlohmann::json &j, GangRecord &g);
+
+// The file's text and back. parse_gang_file names `source` (the path) in its errors and
+// never throws on bad input.
+std::string dump_gang_file(std::span<const GangRecord> gangs);
+Parsed<std::vector<GangRecord>> parse_gang_file(std::string_view text, const std::string &source);
 
 // Every gang in the file; none when there is no file yet (no gang has been seen). An error
 // names the file when it is unreadable or not a gang file.

@@ -1,17 +1,10 @@
-#include "slurm_ai/elastic/gang.hpp"
+#include "slurm_ai/gang/gang_placement.hpp"
 
 #include <algorithm>
 #include <numeric>
 
 namespace slurm_ai {
 namespace {
-
-std::string join_ids(const std::vector<std::uint32_t> &ids) {
-    std::string out;
-    for (auto id : ids)
-        out += (out.empty() ? "" : ",") + std::to_string(id);
-    return out;
-}
 
 GangPlacement sequential(const PlacementEngine &engine, std::span<const GangPart> parts,
                          const ClusterState &base, const PlacementPolicy &policy) {
@@ -42,79 +35,6 @@ GangPlacement sequential(const PlacementEngine &engine, std::span<const GangPart
 }
 
 }  // namespace
-
-std::string gang_key(std::uint32_t user_id, std::string_view name) {
-    return std::to_string(user_id) + ":" + std::string(name);
-}
-
-GangVerdict assess_gang(const GangSpec &spec, std::span<const GangMember> members,
-                        std::int64_t now) {
-    GangVerdict v;
-    std::vector<std::uint32_t> pending, running, held, disagree;
-    std::int64_t first = 0;
-    for (const auto &m : members) {
-        if (m.state == MemberState::kEnded)
-            continue;
-        if (m.spec.size != spec.size) {
-            disagree.push_back(m.job_id);
-            continue;
-        }
-        if (first == 0 || (m.submit_time > 0 && m.submit_time < first))
-            first = m.submit_time;
-        if (m.state == MemberState::kRunning)
-            running.push_back(m.job_id);
-        else if (m.eligible)
-            pending.push_back(m.job_id);
-        else
-            held.push_back(m.job_id);
-    }
-    const std::string name = "gang " + spec.name;
-    if (!disagree.empty()) {
-        v.reason = name + ": jobs " + join_ids(disagree) + " give another SIZE than " +
-                   std::to_string(spec.size);
-        return v;
-    }
-    if (spec.timeout_s > 0 && first > 0)
-        v.deadline = first + spec.timeout_s;
-    const std::size_t active = pending.size() + running.size() + held.size();
-    if (!running.empty()) {
-        // A gang that has started finishes starting; a timeout no longer applies.
-        v.kind = GangVerdict::Kind::kLate;
-        v.reason = name + ": " + std::to_string(running.size()) + " of " +
-                   std::to_string(spec.size) + " members run; the rest start next";
-        return v;
-    }
-    if (v.deadline > 0 && now >= v.deadline) {
-        v.kind = GangVerdict::Kind::kTimedOut;
-        v.reason = name + " timed out after " + std::to_string(spec.timeout_s) + " s with " +
-                   std::to_string(active) + " of " + std::to_string(spec.size) +
-                   " members; the pending ones are released";
-        return v;
-    }
-    if (active > spec.size) {
-        v.reason = name + ": " + std::to_string(active) + " jobs claim it, SIZE is " +
-                   std::to_string(spec.size);
-        return v;
-    }
-    if (pending.size() < spec.size) {
-        v.reason = name + " waits: " + std::to_string(active) + " of " + std::to_string(spec.size) +
-                   " members submitted";
-        if (!held.empty())
-            v.reason +=
-                ", " + std::to_string(held.size()) + " not eligible (" + join_ids(held) + ")";
-        if (v.deadline > 0)
-            v.reason +=
-                "; released " + std::to_string(spec.timeout_s) + " s after the first submission";
-        return v;
-    }
-    v.kind = GangVerdict::Kind::kStart;
-    v.reason = name + ": all " + std::to_string(spec.size) + " members pending";
-    return v;
-}
-
-bool gang_member_failed(const GangSpec &spec, std::string_view end_state) {
-    return !spec.keep_on_failure && end_state != "COMPLETED";
-}
 
 GangPlacement place_gang(const PlacementEngine &engine, std::span<const GangPart> parts,
                          const ClusterState &base, const PlacementPolicy &policy) {
