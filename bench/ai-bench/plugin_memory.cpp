@@ -85,7 +85,7 @@ Figures measure(const fs::path &dir, int nodes, const std::string &node_file, in
         decide_s += std::chrono::duration<double>(std::chrono::steady_clock::now() - a).count();
         if (out.kind == slurm_ai::SelectOutcome::Kind::kPlaced)
             ++f.placed;
-        service->record(state.string(), job.job_id, "n1", "", kEnv, "");
+        service->record(state.string(), job.job_id, "n1", "", kEnv);
         service->forget(job.job_id);
     }
     f.jobs = heap_in_use() - before_jobs;

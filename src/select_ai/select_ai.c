@@ -237,7 +237,9 @@ void select_p_job_mem_reduce(job_record_t *job_ptr) {
 #endif
 
 int select_p_job_fini(job_record_t *job_ptr) {
-    ai_select_forget(job_ptr->job_id);
+    char err[256];
+    if (ai_select_forget(job_ptr->job_id, err, sizeof(err)) < 0)
+        error("%s: %pJ: its decisions not forgotten: %s", AI_LOG, job_ptr, err);
     return cons_tres.job_fini(job_ptr);
 }
 

@@ -58,7 +58,7 @@ extern struct ai_ctld_symbols ai_ctld;
 void ai_task_bounds(job_record_t *job_ptr, uint32_t *min_nodes, uint32_t *max_nodes);
 bool ai_job_request(job_record_t *job_ptr, uint32_t min_nodes, uint32_t max_nodes, ai_job_t *req);
 void ai_job_request_free(ai_job_t *req);
-void ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t);
+int ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t);
 void ai_per_node_need(job_record_t *job_ptr, uint32_t nodes, uint16_t *cpus, uint64_t *mem);
 void ai_record(job_record_t *job_ptr);
 

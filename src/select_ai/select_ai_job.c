@@ -94,23 +94,32 @@ void ai_job_request_free(ai_job_t *req) {
  * What the adapter needs of the job's --ai-* options, from the service's decoding. With
  * Debug=yes and DebugFlags=SelectType, every new decoding is logged with the totals (the
  * plugin's debug statistics: a pending job tested at every pass is decoded once).
+ * -1, logged, when the service failed: the caller must not guess the job's options.
  */
-void ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t) {
+int ai_read_traits(job_record_t *job_ptr, ai_job_traits_t *t) {
     static uint64_t decodes_seen;
-    uint64_t decodes;
+    uint64_t decodes = 0;
     uint32_t cached = 0;
+    char err[256];
 
-    ai_select_job_traits(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
-                         job_ptr->spank_job_env_size, t);
+    if (ai_select_job_traits(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
+                             job_ptr->spank_job_env_size, t, err, sizeof(err)) < 0) {
+        error("%s: %pJ: its --ai-* options could not be read: %s", AI_LOG, job_ptr, err);
+        return -1;
+    }
     if (!ai_select_debug())
-        return;
-    decodes = ai_select_option_decodes(&cached);
+        return 0;
+    if (ai_select_option_decodes(&decodes, &cached, err, sizeof(err)) < 0) {
+        error("%s: decoding statistics: %s", AI_LOG, err);
+        return 0;
+    }
     if (decodes != decodes_seen) {
         log_flag(SELECT_TYPE,
                  "%s: %pJ: options decoded (%" PRIu64 " decodings in all, %u jobs cached)", AI_LOG,
                  job_ptr, decodes, cached);
         decodes_seen = decodes;
     }
+    return 0;
 }
 
 /* What one node of the job must have left: its CPUs and memory per node. */

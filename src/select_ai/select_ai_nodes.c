@@ -72,7 +72,11 @@ void ai_note_down_nodes(void) {
         if ((down || drain) && !bit_test(was_down, node_ptr->index)) {
             /* A DRAIN for maintenance does not count, and is looked at again: its reason may
              * change, or the node go DOWN. */
-            if (ai_select_note_failure(node_ptr->name, node_ptr->reason, down) > 0) {
+            int counted = ai_select_note_failure(node_ptr->name, node_ptr->reason, down, err,
+                                                 sizeof(err));
+            if (counted < 0)
+                error("%s: %s: failure not counted: %s", AI_LOG, node_ptr->name, err);
+            if (counted > 0) {
                 bit_set(was_down, node_ptr->index);
                 noted = true;
                 log_flag(SELECT_TYPE, "%s: %s is %s (%s): counted in its failure history",

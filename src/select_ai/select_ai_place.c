@@ -52,6 +52,7 @@ static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
                          const ai_outcome_t *out, uint32_t *min_nodes, uint32_t *max_nodes,
                          uint32_t *req_nodes) {
     uint32_t lo = 0, hi = 0, slurm_min = *min_nodes, slurm_max = *max_nodes;
+    char err[256];
 
     if (out && out->min_nodes) {
         *min_nodes = out->min_nodes;
@@ -62,11 +63,18 @@ static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
     if (!traits->elastic)
         return;
     ai_task_bounds(job_ptr, &slurm_min, &slurm_max);
-    if (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
-                                job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo, &hi) > 0) {
-        *min_nodes = lo;
-        *max_nodes = hi;
-        *req_nodes = hi;
+    switch (ai_select_elastic_range(job_ptr->job_id, (const char *const *)job_ptr->spank_job_env,
+                                    job_ptr->spank_job_env_size, slurm_min, slurm_max, &lo, &hi,
+                                    err, sizeof(err))) {
+        case 1:
+            *min_nodes = lo;
+            *max_nodes = hi;
+            *req_nodes = hi;
+            break;
+        case 0:
+            break;
+        default: /* Slurm's own counts stand */
+            error("%s: %pJ: elastic range unknown: %s", AI_LOG, job_ptr, err);
     }
 }
 
@@ -132,8 +140,9 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
         bitstr_t *stock = bit_copy(orig);
         if (AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, stock, min_nodes, max_nodes, req_nodes, mode,
                                   preemptee_candidates, NULL, extra) == SLURM_SUCCESS) {
-            char *names = bitmap2node_name(stock);
-            ai_select_note_stock(job_ptr->job_id, names);
+            char *names = bitmap2node_name(stock), err[256];
+            if (ai_select_note_stock(job_ptr->job_id, names, err, sizeof(err)) < 0)
+                error("%s: %pJ: cons_tres's choice not kept: %s", AI_LOG, job_ptr, err);
             log_flag(SELECT_TYPE, "%s: %pJ: cons_tres alone would choose %s", AI_LOG, job_ptr,
                      names);
             xfree(names);
@@ -199,8 +208,8 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
         ai_gang_member_t *gm;
         if (m->user_id != job_ptr->user_id)
             continue;
-        ai_read_traits(m, &mt);
-        if (xstrcmp(mt.gang, traits->gang))
+        /* A job whose options cannot be read (logged) is no member: the gang waits for it. */
+        if (ai_read_traits(m, &mt) < 0 || xstrcmp(mt.gang, traits->gang))
             continue;
         if (count == cap) {
             cap = cap ? 2 * cap : 8;
@@ -282,6 +291,29 @@ static int _gang_job_test(job_record_t *job_ptr, const ai_job_traits_t *traits, 
  * go through _gang_job_test; other jobs' run-now tests leave out the nodes planned for
  * gang members that have not started yet.
  */
+/* Nodes planned for other gangs' unstarted members are not the job's to take. */
+static void _leave_gang_nodes(job_record_t *job_ptr, bitstr_t *bitmap) {
+    uint32_t n_held = 0, n_again = 0;
+    int *held;
+    char err[256];
+    time_t now = time(NULL);
+
+    if (ai_select_gang_reserved(job_ptr->job_id, now, NULL, 0, &n_held, err, sizeof(err)) < 0) {
+        error("%s: %pJ: gangs' planned nodes unknown: %s", AI_LOG, job_ptr, err);
+        return;
+    }
+    if (!n_held)
+        return; /* nothing to allocate while no gang has a plan (the common case) */
+    held = xcalloc(n_held, sizeof(int));
+    if (ai_select_gang_reserved(job_ptr->job_id, now, held, n_held, &n_again, err, sizeof(err)) < 0)
+        error("%s: %pJ: gangs' planned nodes unknown: %s", AI_LOG, job_ptr, err);
+    else
+        for (uint32_t i = 0; i < MIN(n_held, n_again); i++)
+            if (held[i] >= 0 && held[i] < bit_size(bitmap))
+                bit_clear(bitmap, held[i]);
+    xfree(held);
+}
+
 int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uint32_t max_nodes,
                 uint32_t req_nodes, uint16_t mode, list_t *preemptee_candidates,
                 list_t **preemptee_job_list, const ai_test_extra_t *extra) {
@@ -289,25 +321,18 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     ai_outcome_t out;
     ai_job_traits_t traits;
     int rc;
-    uint32_t n_held;
 
     ai_note_down_nodes();
     ai_restore_expansion_link(job_ptr);
-    ai_read_traits(job_ptr, &traits);
+    if (ai_read_traits(job_ptr, &traits) < 0) /* logged: cons_tres alone tests it */
+        return AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, bitmap, min_nodes, max_nodes, req_nodes,
+                                     mode, preemptee_candidates, preemptee_job_list, extra);
     /* Test-only (may the job ever run: submission, reconfiguration) skips the barrier. */
     if (mode != SELECT_MODE_TEST_ONLY && traits.gang[0] && ai_ctld.found)
         return _gang_job_test(job_ptr, &traits, bitmap, min_nodes, max_nodes, req_nodes, mode,
                               preemptee_candidates, preemptee_job_list, extra);
-    /* Nothing to allocate while no gang has a plan (the common case). */
-    if (mode == SELECT_MODE_RUN_NOW &&
-        (n_held = ai_select_gang_reserved(job_ptr->job_id, time(NULL), NULL, 0))) {
-        int *held = xcalloc(n_held, sizeof(int));
-        n_held = MIN(n_held, ai_select_gang_reserved(job_ptr->job_id, time(NULL), held, n_held));
-        for (uint32_t i = 0; i < n_held; i++)
-            if (held[i] >= 0 && held[i] < bit_size(bitmap))
-                bit_clear(bitmap, held[i]);
-        xfree(held);
-    }
+    if (mode == SELECT_MODE_RUN_NOW)
+        _leave_gang_nodes(job_ptr, bitmap);
     /*
      * Backfill must not reserve nodes for a job that waits for locality: the engine would
      * not start it there, and the reservation would hold back every job behind it. When

@@ -18,10 +18,6 @@ slurm_ai::SelectService &service() {
     static slurm_ai::SelectService s;
     return s;
 }
-std::map<uint32_t, std::string> &stock_choice() {
-    static std::map<uint32_t, std::string> m;
-    return m;
-}
 
 std::vector<const char *> env_of(const ai_job_t *job) {
     std::vector<const char *> env;
@@ -108,10 +104,10 @@ extern "C" int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uin
     });
 }
 
-extern "C" void ai_select_note_stock(uint32_t job_id, const char *nodes) {
-    char err[64];
-    guarded(err, sizeof err, [&] {
-        stock_choice()[job_id] = nodes ? nodes : "";
+extern "C" int ai_select_note_stock(uint32_t job_id, const char *nodes, char *err,
+                                    size_t errlen) {
+    return guarded(err, errlen, [&] {
+        service().note_stock(job_id, nodes ? nodes : "");
         return 0;
     });
 }
@@ -120,31 +116,23 @@ extern "C" int ai_select_record(const char *state_dir, const ai_job_t *job, cons
                                 const char *gpus, char *summary, size_t summary_len, char *err,
                                 size_t errlen) {
     return guarded(err, errlen, [&] {
-        std::string stock;
-        if (auto it = stock_choice().find(job->job_id); it != stock_choice().end()) {
-            stock = it->second;
-            stock_choice().erase(it);
-        }
         auto s = service().record(state_dir ? state_dir : "", job->job_id, nodes ? nodes : "",
-                                  gpus ? gpus : "", env_of(job), stock,
-                                  {job->min_nodes, job->max_nodes});
+                                  gpus ? gpus : "", env_of(job), {job->min_nodes, job->max_nodes});
         copy_message(summary, summary_len, s);
         return 0;
     });
 }
 
-extern "C" void ai_select_forget(uint32_t job_id) {
-    char err[64];
-    guarded(err, sizeof err, [&] {
+extern "C" int ai_select_forget(uint32_t job_id, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
         service().forget(job_id);
-        stock_choice().erase(job_id);
         return 0;
     });
 }
 
-extern "C" int ai_select_note_failure(const char *node, const char *reason, int down) {
-    char err[64];
-    return guarded(err, sizeof err, [&] {
+extern "C" int ai_select_note_failure(const char *node, const char *reason, int down, char *err,
+                                      size_t errlen) {
+    return guarded(err, errlen, [&] {
         return service().note_failure(node ? node : "", now_s(), reason ? reason : "", down != 0)
                    ? 1
                    : 0;
@@ -198,17 +186,17 @@ extern "C" int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t
     });
 }
 
-extern "C" uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes,
-                                            uint32_t capacity) {
-    char err[64];
-    uint32_t n = 0;
-    guarded(err, sizeof err, [&] {
-        for (int node : service().gang_reserved(job_id, now))
-            if (n++ < capacity)
-                nodes[n - 1] = node;
+extern "C" int ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes,
+                                       uint32_t capacity, uint32_t *count, char *err,
+                                       size_t errlen) {
+    *count = 0;
+    return guarded(err, errlen, [&] {
+        const std::vector<int> held = service().gang_reserved(job_id, now);
+        for (std::size_t i = 0; i < held.size() && i < capacity; ++i)
+            nodes[i] = held[i];
+        *count = static_cast<uint32_t>(held.size());
         return 0;
     });
-    return n;
 }
 
 extern "C" int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen) {
@@ -222,10 +210,9 @@ extern "C" int ai_select_gangs_save(const char *state_dir, int64_t now, char *er
 }
 
 extern "C" int ai_select_job_traits(uint32_t job_id, const char *const *env, uint32_t env_size,
-                                    ai_job_traits_t *out) {
-    char err[64];
+                                    ai_job_traits_t *out, char *err, size_t errlen) {
     *out = ai_job_traits_t{};
-    return guarded(err, sizeof err, [&] {
+    return guarded(err, errlen, [&] {
         const auto &h = service().options(job_id, std::span(env, env ? env_size : 0)).hints;
         out->locality = !h.locality ? 0 : h.locality->hard ? 2 : 1;
         out->elastic = h.elastic ? 1 : 0;
@@ -237,9 +224,8 @@ extern "C" int ai_select_job_traits(uint32_t job_id, const char *const *env, uin
 
 extern "C" int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t env_size,
                                        uint32_t slurm_min, uint32_t slurm_max, uint32_t *min_nodes,
-                                       uint32_t *max_nodes) {
-    char err[64];
-    return guarded(err, sizeof err, [&] {
+                                       uint32_t *max_nodes, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
         auto spec = service().elastic_start(job_id, std::span(env, env ? env_size : 0),
                                             {slurm_min, slurm_max});
         if (!spec)
@@ -250,14 +236,11 @@ extern "C" int ai_select_elastic_range(uint32_t job_id, const char *const *env, 
     });
 }
 
-extern "C" uint64_t ai_select_option_decodes(uint32_t *cached_jobs) {
-    char err[64];
-    uint64_t n = 0;
-    guarded(err, sizeof err, [&] {
-        n = service().option_decodes();
-        if (cached_jobs)
-            *cached_jobs = static_cast<uint32_t>(service().cached_jobs());
+extern "C" int ai_select_option_decodes(uint64_t *decodes, uint32_t *cached_jobs, char *err,
+                                        size_t errlen) {
+    return guarded(err, errlen, [&] {
+        *decodes = service().option_decodes();
+        *cached_jobs = static_cast<uint32_t>(service().cached_jobs());
         return 0;
     });
-    return n;
 }

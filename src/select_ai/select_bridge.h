@@ -1,7 +1,9 @@
 /*
  * The C face of the select plugin's C++ (SelectService) for the C adapter. Plain C types
- * only. Every function catches all exceptions: a negative return means "fall back to
- * plain cons_tres for this", with the reason in err.
+ * only, and translation only: the state is the service's. Every function but
+ * ai_select_debug catches all exceptions and returns negative with the reason in err,
+ * which the adapter writes to slurmctld's log before it falls back to plain cons_tres for
+ * that one thing.
  */
 #ifndef SLURM_AI_SELECT_BRIDGE_H
 #define SLURM_AI_SELECT_BRIDGE_H
@@ -72,11 +74,11 @@ int ai_select_debug(void);
 int ai_select_decide(const ai_job_t *job, const ai_node_t *nodes, uint32_t node_count,
                      ai_outcome_t *out, char *err, size_t errlen);
 /* What plain cons_tres would have chosen (with Debug=yes), kept for the job's record. */
-void ai_select_note_stock(uint32_t job_id, const char *nodes);
+int ai_select_note_stock(uint32_t job_id, const char *nodes, char *err, size_t errlen);
 /* Writes the job's record; copies a one-line summary into summary. */
 int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
                      const char *gpus, char *summary, size_t summary_len, char *err, size_t errlen);
-void ai_select_forget(uint32_t job_id);
+int ai_select_forget(uint32_t job_id, char *err, size_t errlen);
 
 /*
  * A gang member's test: AI_WAIT (out->reason, out->comment), AI_PLACED (out->nodes) or
@@ -86,9 +88,10 @@ void ai_select_forget(uint32_t job_id);
 int ai_select_decide_gang(const ai_job_t *job, const ai_gang_member_t *members,
                           uint32_t member_count, const ai_node_t *nodes, uint32_t node_count,
                           int64_t now, int place, ai_outcome_t *out, char *err, size_t errlen);
-/* Nodes held for other gangs' unstarted members: writes up to `capacity` of them and
- * returns how many there are (capacity 0 and nodes NULL: only counts). */
-uint32_t ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint32_t capacity);
+/* Nodes held for other gangs' unstarted members: writes up to `capacity` of them and sets
+ * *count to how many there are (capacity 0 and nodes NULL: only counts). */
+int ai_select_gang_reserved(uint32_t job_id, int64_t now, int *nodes, uint32_t capacity,
+                            uint32_t *count, char *err, size_t errlen);
 /* <state_dir>/ai_select/gangs.json, when a gang changed. */
 int ai_select_gangs_save(const char *state_dir, int64_t now, char *err, size_t errlen);
 /*
@@ -102,20 +105,21 @@ typedef struct {
     char gang[80]; /* --ai-gang NAME, "" for none */
 } ai_job_traits_t;
 int ai_select_job_traits(uint32_t job_id, const char *const *env, uint32_t env_size,
-                         ai_job_traits_t *out);
+                         ai_job_traits_t *out, char *err, size_t errlen);
 /* The node counts the job may start with: its --ai-elastic MIN:MAX clamped into Slurm's
  * slurm_min..slurm_max (elastic_within). 1 when it has --ai-elastic, 0 when not. */
 int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t env_size,
                             uint32_t slurm_min, uint32_t slurm_max, uint32_t *min_nodes,
-                            uint32_t *max_nodes);
+                            uint32_t *max_nodes, char *err, size_t errlen);
 /* How many times the service decoded a job's options, and for how many jobs it keeps one
  * (the plugin's debug statistics: a pending job tested many times is decoded once). */
-uint64_t ai_select_option_decodes(uint32_t *cached_jobs);
+int ai_select_option_decodes(uint64_t *decodes, uint32_t *cached_jobs, char *err, size_t errlen);
 /* A node went DOWN (down 1) or DRAIN (down 0) with Slurm's reason text: a DOWN counts in its
  * failure history, by the reason's class (failure_class.hpp); a DRAIN only when its reason
  * names a failing part (a GPU, the network, power, cooling, software), not for maintenance.
  * 1 when it counted. */
-int ai_select_note_failure(const char *node, const char *reason, int down);
+int ai_select_note_failure(const char *node, const char *reason, int down, char *err,
+                           size_t errlen);
 
 int ai_select_state_save(const char *dir, char *err, size_t errlen);
 int ai_select_state_restore(const char *dir, char *err, size_t errlen);

@@ -387,8 +387,7 @@ std::optional<ElasticSpec> SelectService::elastic_start(std::uint32_t job_id,
 
 std::string SelectService::record(const std::string &state_dir, std::uint32_t job_id,
                                   const std::string &nodes, const std::string &gpus,
-                                  const std::vector<const char *> &env,
-                                  const std::string &stock_nodes, NodeRange slurm) {
+                                  const std::vector<const char *> &env, NodeRange slurm) {
     if (state_dir.empty())
         throw std::runtime_error("StateSaveLocation is not set");
     if (loaded_)
@@ -439,15 +438,23 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
         if (!rec.decision)
             summary += " (" + it->second + ")";
     }
-    rec.cons_tres_would_choose = stock_nodes;
+    if (auto it = stock_choices_.find(job_id); it != stock_choices_.end()) {
+        rec.cons_tres_would_choose = std::move(it->second);
+        stock_choices_.erase(it);
+    }
     summary += clamped;
     rec.recorded_at = static_cast<std::int64_t>(now_s());
     write_job_record(state_dir, rec);
     return summary;
 }
 
+void SelectService::note_stock(std::uint32_t job_id, std::string nodes) {
+    stock_choices_[job_id] = std::move(nodes);
+}
+
 void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
+    stock_choices_.erase(job_id);
     waiting_.erase(job_id);
     uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);

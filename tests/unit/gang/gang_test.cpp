@@ -267,10 +267,10 @@ TEST_CASE("the select service plans a gang once and holds the nodes of its membe
         CHECK((w == o.nodes[0] || std::find(held.begin(), held.end(), w) == held.end()));
 
     // Once all have started nothing is held any more.
-    s.record(dir, 11, "g1", "", env, "");
-    s.record(dir, 12, "g2", "", env, "");
+    s.record(dir, 11, "g1", "", env);
+    s.record(dir, 12, "g2", "", env);
     CHECK(s.gang_reserved(99, 1102).size() == 1);
-    s.record(dir, 13, "g3", "", env, "");
+    s.record(dir, 13, "g3", "", env);
     CHECK(s.gang_reserved(99, 1102).empty());
     std::filesystem::remove_all(dir);
 }

@@ -113,7 +113,8 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     CHECK(o.nodes == std::vector<int>{2, 3});  // g3, g4: the leaf with both free
     CHECK_THAT(o.reason, Catch::Contains("placed by engine"));
 
-    auto summary = s.record(dir, 7, "g[3-4]", "g3:0,1 g4:0,1", job.env, "g[2-3]");
+    s.note_stock(7, "g[2-3]");
+    auto summary = s.record(dir, 7, "g[3-4]", "g3:0,1 g4:0,1", job.env);
     CHECK_THAT(summary, Catch::Contains("engine placed g[3-4]"));
     std::ifstream rec(dir + "/ai_select/jobs/7.json");
     auto j = nlohmann::json::parse(rec);
@@ -121,7 +122,7 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     CHECK(j["hints"]["comm"]["bytes"] == 1ull << 30);
     CHECK(j["cons_tres_would_choose"] == "g[2-3]");
     // Recording again (a running job at a slurmctld restart) keeps the first record.
-    CHECK(s.record(dir, 7, "g[3-4]", "", job.env, "").empty());
+    CHECK(s.record(dir, 7, "g[3-4]", "", job.env).empty());
 
     SelectJob bad{8, 2, 2, 0, 0, 2, 0, {"_SLURM_SPANK_OPTION_ai_ai_comm=allgather"}};
     auto b = s.decide(bad, view);
@@ -143,8 +144,7 @@ TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[ser
     write(dir + "/ai_select.conf", "NodeTopology=g[1-2]=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
-    auto summary = s.record(dir, 41, "g[1-4]", "g1:0,1,2,3 g2:0,7 g3:0,1,2,3 g4:0,1,2,3", env,
-                            "");
+    auto summary = s.record(dir, 41, "g[1-4]", "g1:0,1,2,3 g2:0,7 g3:0,1,2,3 g4:0,1,2,3", env);
     CHECK_FALSE(summary.empty());
     std::ifstream rec(dir + "/ai_select/jobs/41.json");
     const auto j = nlohmann::json::parse(rec);
@@ -198,14 +198,14 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
     // The record keeps MIN:MAX as typed (resizes keep to it) and says how the job started
     // (also in the SystemComment).
     std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=2:2:signal=USR2"};
-    auto summary = s.record(dir, 22, "g[1-4]", "", env, "", {4, 4});
+    auto summary = s.record(dir, 22, "g[1-4]", "", env, {4, 4});
     CHECK_THAT(summary,
                Catch::Contains("--ai-elastic=2:2 started as 4:4, within the 4 nodes Slurm"));
     auto j = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/22.json"));
     CHECK(j["hints"]["elastic"]["min_nodes"] == 2);
     CHECK(j["options"]["ai-elastic"] == "2:2:signal=USR2");
     CHECK_THAT(j["elastic_start"].get<std::string>(), Catch::Contains("started as 4:4"));
-    s.record(dir, 23, "g[1-2]", "", env, "", {1, 500000});
+    s.record(dir, 23, "g[1-2]", "", env, {1, 500000});
     auto k = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/23.json"));
     CHECK_FALSE(k.contains("elastic_start"));
     std::filesystem::remove_all(dir);
@@ -226,7 +226,7 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
     CHECK(o.kind == SelectOutcome::Kind::kPassthrough);
     CHECK(o.log_reason);
     CHECK_THAT(o.reason, Catch::Contains("needs 8 GPUs, the job asks Slurm for 4"));
-    auto summary = s.record(dir, 31, "g[1-2]", "", job.env, "", {2, 2});
+    auto summary = s.record(dir, 31, "g[1-2]", "", job.env, {2, 2});
     CHECK_THAT(summary, Catch::Contains("placed by cons_tres on g[1-2] (the task DAG needs 8"));
     // With 4 GPUs on each node the DAG fits what Slurm gives, and places the job.
     SelectJob enough{32, 2, 2, 4, 8, 2, 0, {dag.c_str()}};
@@ -534,7 +534,7 @@ TEST_CASE("running jobs' uplink load steers the next placement off their leaves"
     CHECK(alone.nodes == std::vector<int>{1, 3});
 
     const std::vector<const char *> heavy{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=8G"};
-    s.record(dir, 20, "g[1,3]", "g1:0,1,2,3 g3:0,1,2,3", heavy, "");
+    s.record(dir, 20, "g[1,3]", "g1:0,1,2,3 g3:0,1,2,3", heavy);
     auto loaded = s.decide(job, view);
     REQUIRE(loaded.kind == SelectOutcome::Kind::kPlaced);
     CHECK(loaded.nodes == std::vector<int>{5, 7});  // g6 and g8

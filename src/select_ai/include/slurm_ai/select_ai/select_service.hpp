@@ -114,7 +114,10 @@ class SelectService {
     // record (`elastic_start`) and the summary say so.
     std::string record(const std::string &state_dir, std::uint32_t job_id, const std::string &nodes,
                        const std::string &gpus, const std::vector<const char *> &env,
-                       const std::string &stock_nodes, NodeRange slurm = {});
+                       NodeRange slurm = {});
+    // What plain cons_tres would have chosen for the job (Debug=yes), kept until its record
+    // is written or it is forgotten.
+    void note_stock(std::uint32_t job_id, std::string nodes);
     void forget(std::uint32_t job_id);
 
     // A node went DOWN (down) or DRAIN with Slurm's reason text: a DOWN counts in its
@@ -146,6 +149,7 @@ class SelectService {
     std::map<std::uint32_t, std::pair<std::uint32_t, double>> waiting_;
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::string> fallbacks_;
+    std::map<std::uint32_t, std::string> stock_choices_;  // job -> cons_tres's nodes
     JobOptionsCache options_;
 
     // The job's demand from its request and options (the configured default pattern, its
