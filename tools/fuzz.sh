@@ -213,6 +213,19 @@ for n in (1, 5, len(hosts)):
                 "classes": {(cls or ["other"])[0]: 1 + i % 3}}
     print(json.dumps({"version": 2, "failures": g}))' "$data/failures/infinitehbd-fault-trace.json" |
                 while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
+        gang_file)  # gangs of the fabric's hosts' users in each state, as the plugin writes them
+            hosts_of_fabric | sort -u | sed -n 1,6p | python3 -c '
+import json, sys
+states = ["waiting", "timed_out", "starting", "started"]
+gangs = []
+for i, name in enumerate(sys.stdin.read().split()):
+    gangs.append({"key": f"{1000 + i}:{name}", "user_id": 1000 + i, "name": name,
+                  "size": 2 + i, "timeout_s": 60 * i, "onfail": ["kill", "keep"][i % 2],
+                  "members": list(range(100 + i, 102 + 2 * i)), "status": states[i % 4],
+                  "reason": f"gang {name} waits", "deadline": 1795352481 + i, "updated": 1795352400})
+    print(json.dumps({"version": 1, "gangs": gangs}))' | while read -r line; do
+                printf '%s' "$line" | seed "$d"
+            done ;;
         learned_risk)  # the model ai-sim train-risk made of the fault trace (contrib)
             seed_files "$d" contrib/slurm.conf.d/risk-model-*.json ;;
         checkpoint_records)  # restart records and checkpoint names naming the fabric's hosts
