@@ -11,7 +11,6 @@ namespace {
 
 using nlohmann::json;
 
-constexpr std::string_view kExpandPrefix = "ai-expand:";
 constexpr std::string_view kDeadlineKey = "ai-expand deadline=";
 
 template <class T>
@@ -75,13 +74,13 @@ Parsed<ElasticdState> parse_elasticd_state(std::string_view text, std::string_vi
 }
 
 std::string expansion_job_name(std::uint32_t job_id) {
-    return std::string(kExpandPrefix) + std::to_string(job_id);
+    return std::string(kExpansionJobPrefix) + std::to_string(job_id);
 }
 
 std::uint32_t expanded_job_of(std::string_view job_name) {
-    if (!job_name.starts_with(kExpandPrefix))
+    if (!job_name.starts_with(kExpansionJobPrefix))
         return 0;
-    return number<std::uint32_t>(job_name.substr(kExpandPrefix.size()));
+    return number<std::uint32_t>(job_name.substr(kExpansionJobPrefix.size()));
 }
 
 std::string expansion_comment(std::int64_t deadline) {

@@ -10,24 +10,25 @@
  * only: after a restart, NumNodes=0 on the expansion job fails ("Node count specification
  * invalid") and the grow can never complete. The link comes back from the job's
  * dependency (expand:<id>, kept while it is pending) or from the name the suite's tools
- * give expansion jobs (ai-expand:<id>): at start-up for every job, and in every test of a
- * pending one.
+ * give expansion jobs (expansion_job_name): at start-up for every job, and in every test of
+ * a pending one.
  */
 void ai_restore_expansion_link(job_record_t *job_ptr) {
     const char *from = NULL;
     char *end = NULL;
-    unsigned long parent;
+    unsigned long parent = 0;
 
     if (!job_ptr->details || job_ptr->details->expanding_jobid || IS_JOB_FINISHED(job_ptr))
         return;
-    if (job_ptr->details->dependency && (from = strstr(job_ptr->details->dependency, "expand:")))
+    if (job_ptr->details->dependency && (from = strstr(job_ptr->details->dependency, "expand:"))) {
         from += 7;
-    else if (job_ptr->name && !strncmp(job_ptr->name, "ai-expand:", 10))
-        from = job_ptr->name + 10;
-    if (!from)
-        return;
-    parent = strtoul(from, &end, 10);
-    if (!parent || parent > UINT32_MAX || end == from)
+        parent = strtoul(from, &end, 10);
+        if (end == from || parent > UINT32_MAX)
+            parent = 0;
+    } else if (job_ptr->name) {
+        parent = ai_select_expanded_job_of(job_ptr->name);
+    }
+    if (!parent)
         return;
     job_ptr->details->expanding_jobid = (uint32_t)parent;
     verbose("%s: %pJ expands JobId=%lu again (link restored after a restart)", AI_LOG, job_ptr,

@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "slurm_ai/common/c_boundary.hpp"
+#include "slurm_ai/elastic/elastic_state.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 
 namespace {
@@ -234,6 +235,10 @@ extern "C" int ai_select_elastic_range(uint32_t job_id, const char *const *env, 
         *max_nodes = spec->max_nodes;
         return 1;
     });
+}
+
+extern "C" uint32_t ai_select_expanded_job_of(const char *job_name) {
+    return job_name ? slurm_ai::expanded_job_of(job_name) : 0;  // allocates nothing, never throws
 }
 
 extern "C" int ai_select_option_decodes(uint64_t *decodes, uint32_t *cached_jobs, char *err,

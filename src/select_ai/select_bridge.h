@@ -111,6 +111,9 @@ int ai_select_job_traits(uint32_t job_id, const char *const *env, uint32_t env_s
 int ai_select_elastic_range(uint32_t job_id, const char *const *env, uint32_t env_size,
                             uint32_t slurm_min, uint32_t slurm_max, uint32_t *min_nodes,
                             uint32_t *max_nodes, char *err, size_t errlen);
+/* The job an expansion job grows, from the name the suite's tools give expansion jobs
+ * (slurm_ai/elastic/elastic_state.hpp); 0 when the name is not such a name. */
+uint32_t ai_select_expanded_job_of(const char *job_name);
 /* How many times the service decoded a job's options, and for how many jobs it keeps one
  * (the plugin's debug statistics: a pending job tested many times is decoded once). */
 int ai_select_option_decodes(uint64_t *decodes, uint32_t *cached_jobs, char *err, size_t errlen);

@@ -41,7 +41,9 @@ std::string dump_elasticd_state(const ElasticdState &s);
 Parsed<ElasticdState> parse_elasticd_state(std::string_view text, std::string_view source);
 
 // The name and comment an expansion job carries, so that anyone (ai-resize, ai-elasticd
-// after a restart) can tell whose it is and until when it may wait.
+// after a restart, the select plugin) can tell whose it is and until when it may wait.
+// The name is this prefix and the id of the job it grows ("ai-expand:42").
+inline constexpr std::string_view kExpansionJobPrefix = "ai-expand:";
 std::string expansion_job_name(std::uint32_t job_id);
 // The job an expansion job expands, from its name; 0 when the name is not one of ours.
 std::uint32_t expanded_job_of(std::string_view job_name);
