@@ -22,6 +22,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "slurm_ai/job/spank_env.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "testbed/synthetic_fabric.hpp"
 
@@ -45,7 +46,8 @@ struct Figures {
 };
 
 // The SPANK environment of a job with an all-reduce hint, as slurmctld keeps it.
-const std::vector<const char *> kEnv = {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
+const std::string kCommEntry = slurm_ai::spank_option_env_name("ai-comm") + "=allreduce:bytes=1G";
+const std::vector<const char *> kEnv = {kCommEntry.c_str()};
 
 Figures measure(const fs::path &dir, int nodes, const std::string &node_file, int jobs) {
     const auto fabric = dir / "topology.conf";

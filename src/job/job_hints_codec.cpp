@@ -1,7 +1,5 @@
-// A job's hints in and out: decoded from the SPANK environment slurmctld keeps with the
-// job (the one place that knows Slurm's variable names for plugin options), and written
-// to and read from JSON (the per-job record).
-#include <cctype>
+// A job's hints written to and read from JSON (the per-job record). Their decoding from a
+// job's SPANK environment is decode_job_options (job_options.hpp).
 #include <string>
 
 #include <nlohmann/json.hpp>
@@ -9,48 +7,6 @@
 #include "slurm_ai/job/job_hints.hpp"
 
 namespace slurm_ai {
-
-std::string spank_option_env_name(std::string_view plugin_name, std::string_view option) {
-    // Slurm (plugstack.c) replaces every non-alphanumeric character by '_'.
-    std::string out = "_SLURM_SPANK_OPTION_";
-    auto append = [&](std::string_view s) {
-        for (char c : s)
-            out += std::isalnum(static_cast<unsigned char>(c)) ? c : '_';
-    };
-    append(plugin_name);
-    out += '_';
-    append(option);
-    return out;
-}
-
-HintsFromEnv hints_from_spank_env(std::span<const char *const> env, std::string_view plugin_name) {
-    HintsFromEnv out;
-    for (const auto &opt : hint_options()) {
-        std::string key = spank_option_env_name(plugin_name, opt.name) + "=";
-        for (const char *entry : env) {
-            if (!entry)
-                continue;
-            std::string_view e(entry);
-            // slurmctld may keep the variable with a "SPANK_" prefix (as prologs see it).
-            if (e.starts_with("SPANK_"))
-                e.remove_prefix(6);
-            if (!e.starts_with(key))
-                continue;
-            out.typed[std::string(opt.name)] = std::string(e.substr(key.size()));
-            if (auto err = apply_hint(out.hints, opt.name, e.substr(key.size())))
-                out.errors.push_back(std::move(*err));
-        }
-    }
-    const std::string dag_key = std::string(kDagEnvName) + "=";
-    for (const char *entry : env) {
-        std::string_view e(entry ? entry : "");
-        if (e.starts_with("SPANK_"))
-            e.remove_prefix(6);
-        if (e.starts_with(dag_key))
-            out.hints.dag = std::string(e.substr(dag_key.size()));
-    }
-    return out;
-}
 
 void to_json(nlohmann::json &j, const JobHints &h) {
     j = nlohmann::json::object();

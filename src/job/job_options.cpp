@@ -1,14 +1,25 @@
 #include "slurm_ai/job/job_options.hpp"
 
 #include <algorithm>
+#include <string>
 #include <string_view>
 
 namespace slurm_ai {
 
 JobOptions decode_job_options(std::span<const char *const> env) {
-    auto read = hints_from_spank_env(env);
-    JobOptions o{std::move(read.hints), std::move(read.errors), std::move(read.typed), std::nullopt,
-                 std::nullopt};
+    JobOptions o;
+    for (const char *entry : env) {
+        auto read = read_spank_env_entry(entry ? entry : "");
+        if (!read)
+            continue;
+        if (read->option == kDagEnvName) {
+            o.hints.dag = std::string(read->value);
+            continue;
+        }
+        o.typed[std::string(read->option)] = std::string(read->value);
+        if (auto err = apply_hint(o.hints, read->option, read->value))
+            o.errors.push_back(std::move(*err));
+    }
     if (o.hints.dag) {
         auto parsed = parse_task_dag(*o.hints.dag, kDagEnvName);
         if (parsed)

@@ -10,6 +10,7 @@
 
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
+#include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
@@ -83,19 +84,14 @@ std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::
 
 JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
     JobHints hints;
-    // Inside the job its options are in the environment, as SLURM_SPANK_<variable>.
+    // Inside the job its options are in the environment (sbatch's copy of the job's SPANK
+    // environment, SpankEnvCopy::kCommand), which decode_job_options reads as it is.
     const char *self = getenv("SLURM_JOB_ID");
     if (self && std::to_string(job.job_id) == self) {
-        std::vector<std::string> vars;
-        for (char **e = environ; e && *e; ++e) {
-            std::string_view v(*e);
-            if (v.starts_with("SLURM_SPANK_"))
-                vars.emplace_back(v.substr(12));
-        }
         std::vector<const char *> env;
-        for (const auto &v : vars)
-            env.push_back(v.c_str());
-        auto read = hints_from_spank_env(env);
+        for (char **e = environ; e && *e; ++e)
+            env.push_back(*e);
+        auto read = decode_job_options(env);
         if (!read.hints.empty())
             return read.hints;
     }

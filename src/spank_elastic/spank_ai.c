@@ -5,11 +5,11 @@
  * registered with spank_option_register() from slurm_spank_init(), since the allocator
  * context never reads a static spank_options table. A value is checked where the user
  * types it, so a bad one stops the command before any job exists; a good one travels in
- * the job's SPANK environment as _SLURM_SPANK_OPTION_ai_<option>, where the select plugin
- * reads it. SBATCH_AI_*, SALLOC_AI_* and SLURM_AI_* (srun) give the same values from the
- * environment; the command line wins. --ai-dag's file is read and checked here, and its
- * compact form joins the job's SPANK environment (AI_DAG), so slurmctld never needs to
- * read the user's file.
+ * the job's SPANK environment (under Slurm's name for it: slurm_ai/job/spank_env.hpp),
+ * where the select plugin reads it. SBATCH_AI_*, SALLOC_AI_* and SLURM_AI_* (srun) give
+ * the same values from the environment; the command line wins. --ai-dag's file is read and
+ * checked here, and its compact form joins the job's SPANK environment, so slurmctld never
+ * needs to read the user's file.
  *
  * slurmstepd (remote context): every task gets the environment PyTorch, DeepSpeed and
  * NCCL read (ranks in the placement's order, GPU/NIC/CPU binding, NCCL hints). A problem
@@ -64,14 +64,6 @@ static int _check_option(int val, const char *optarg, int remote) {
     return -1;
 }
 
-/* The variable Slurm itself reads a SPANK option's value from in the environment. */
-static void _slurm_env_name(const char *option, char *buf, size_t len) {
-    snprintf(buf, len, "SLURM_SPANK__SLURM_SPANK_OPTION_ai_%s", option);
-    for (char *p = buf; *p; p++)
-        if (*p == '-')
-            *p = '_';
-}
-
 /*
  * SBATCH_AI_COMM=... works like --ai-comm=...: copied to the variable Slurm's own option
  * processing reads from the environment (before the command line, which thus wins).
@@ -80,12 +72,10 @@ static void _options_from_env(void) {
     for (size_t i = 0; i < option_count; i++) {
         const char *var = ai_spank_option_env_var(i, program_invocation_short_name);
         const char *value = var ? getenv(var) : NULL;
-        char slurm_var[256];
+        /* The variable Slurm itself reads the option's value from in the environment. */
+        const char *slurm_var = ai_spank_option_command_env_name(i);
 
-        if (!value)
-            continue;
-        _slurm_env_name(options[i].name, slurm_var, sizeof(slurm_var));
-        if (getenv(slurm_var))
+        if (!value || !slurm_var || getenv(slurm_var))
             continue;
         from_env[i] = strdup(var);
         if (setenv(slurm_var, value, 1) != 0)
@@ -146,7 +136,7 @@ static int _compact_dag(spank_t sp) {
         slurm_error("ai: %s", err);
         return -1;
     }
-    rc = spank_job_control_setenv(sp, "AI_DAG", compact, 1);
+    rc = spank_job_control_setenv(sp, ai_spank_dag_env_name(), compact, 1);
     free(compact);
     if (rc != ESPANK_SUCCESS) {
         slurm_error("ai: cannot attach the DAG of %s to the job: %s", path, spank_strerror(rc));

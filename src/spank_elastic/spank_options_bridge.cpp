@@ -1,7 +1,11 @@
 #include "spank_options_bridge.h"
 
+#include <string>
+#include <vector>
+
 #include "slurm_ai/common/c_boundary.hpp"
 #include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/job/spank_env.hpp"
 
 namespace {
 const slurm_ai::HintOption *option(size_t i) {
@@ -41,4 +45,23 @@ extern "C" int ai_spank_option_check(size_t i, const char *value, char *err, siz
         }
         return 0;
     });
+}
+
+extern "C" const char *ai_spank_option_command_env_name(size_t i) {
+    try {
+        static const std::vector<std::string> names = [] {
+            std::vector<std::string> out;
+            for (const auto &opt : slurm_ai::hint_options())
+                out.push_back(slurm_ai::spank_option_env_name(opt.name,
+                                                              slurm_ai::SpankEnvCopy::kCommand));
+            return out;
+        }();
+        return i < names.size() ? names[i].c_str() : nullptr;
+    } catch (...) {  // out of memory: the option is not taken from the environment
+        return nullptr;
+    }
+}
+
+extern "C" const char *ai_spank_dag_env_name(void) {
+    return slurm_ai::kDagEnvName.data();  // a string literal: NUL-terminated
 }

@@ -18,6 +18,7 @@
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
 #include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/job/spank_env.hpp"
 #include "slurm_ai/job/task_dag.hpp"
 #include "slurm_ai/placement/placement.hpp"
 #include "slurm_ai/spank_elastic/spank_config.hpp"
@@ -111,9 +112,8 @@ std::string env_text(void *ctx, ai_getenv_fn get, const char *name) {
 std::optional<std::string> option_value(void *ctx, ai_getenv_fn get, std::string_view option) {
     if (auto it = g_options.find(option); it != g_options.end())
         return it->second;
-    std::string name = spank_option_env_name("ai", option);
-    for (const std::string &var : {name, "SLURM_SPANK_" + name})
-        if (const char *v = get(ctx, var.c_str()))
+    for (auto copy : {SpankEnvCopy::kJob, SpankEnvCopy::kCommand})
+        if (const char *v = get(ctx, spank_option_env_name(option, copy).c_str()))
             return std::string(v);
     return std::nullopt;
 }

@@ -143,31 +143,6 @@ TEST_CASE("checkpoint and dag options", "[hints]") {
     CHECK_FALSE(parse_dag_path("dag.json").ok());
 }
 
-TEST_CASE("hints are read back from a job's SPANK environment", "[hints]") {
-    CHECK(spank_option_env_name("ai", "ai-comm") == "_SLURM_SPANK_OPTION_ai_ai_comm");
-    std::vector<const char *> env = {
-        "_SLURM_SPANK_OPTION_pyxis_container_image=ubuntu",
-        "_SLURM_SPANK_OPTION_ai_ai_comm=pipeline:stages=4",
-        "SPANK__SLURM_SPANK_OPTION_ai_ai_elastic=2:8",
-        "_SLURM_SPANK_OPTION_ai_ai_gang=g:1",
-        nullptr,
-    };
-    auto read = hints_from_spank_env(env);
-    REQUIRE(read.hints.comm);
-    CHECK(read.hints.comm->stages == 4);
-    REQUIRE(read.hints.elastic);
-    CHECK(read.hints.elastic->max_nodes == 8);
-    CHECK_FALSE(read.hints.gang);
-    REQUIRE(read.errors.size() == 1);
-    CHECK_THAT(read.errors[0].field, Catch::Contains("--ai-gang"));
-
-    nlohmann::json j = read.hints;
-    CHECK(j["comm"]["pattern"] == "pipeline");
-    CHECK(j["elastic"]["min_nodes"] == 2);
-
-    CHECK(hints_from_spank_env({}).hints.empty());
-}
-
 TEST_CASE("apply_hint knows every option of the table and no other", "[hints]") {
     JobHints h;
     for (const auto &opt : hint_options())

@@ -9,12 +9,10 @@
 #pragma once
 
 #include <cstdint>
-#include <map>
 #include <optional>
 #include <span>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -96,7 +94,7 @@ struct LocalitySpec {
 struct JobHints {
     std::optional<CommSpec> comm;
     std::optional<std::string> dag_file;
-    std::optional<std::string> dag;  // the DAG itself, compacted at submit (see kDagEnvName)
+    std::optional<std::string> dag;  // the DAG itself, compacted at submit (see spank_env.hpp)
     std::optional<ElasticSpec> elastic;
     std::optional<GangSpec> gang;
     std::optional<CheckpointSpec> checkpoint;
@@ -128,25 +126,6 @@ Parsed<LocalitySpec> parse_locality(std::string_view text);
 // stores it in `hints`. Returns the error, or nothing on success.
 std::optional<InputError> apply_hint(JobHints &hints, std::string_view name,
                                      std::string_view value);
-
-// Reads the hints of one job from its SPANK environment ("NAME=VALUE" strings as slurmctld
-// keeps them in job_ptr->spank_job_env). Options of other plugins are ignored; a bad value
-// is reported and the other options are still read.
-struct HintsFromEnv {
-    JobHints hints;
-    std::vector<InputError> errors;
-    std::map<std::string, std::string> typed;  // option name -> its text, good or bad
-};
-HintsFromEnv hints_from_spank_env(std::span<const char *const> env,
-                                  std::string_view plugin_name = "ai");
-
-// The SPANK plugin reads the --ai-dag file where the user submits (the file may not be
-// readable by slurmctld), checks it and puts its compact form (compact_task_dag) into the
-// job's SPANK environment under this name; slurmctld keeps it with the job.
-inline constexpr std::string_view kDagEnvName = "AI_DAG";
-
-// The environment variable name under which Slurm carries a SPANK option's value.
-std::string spank_option_env_name(std::string_view plugin_name, std::string_view option);
 
 void to_json(nlohmann::json &j, const JobHints &h);
 // The inverse of to_json, for records written by to_json (a job's record): the compact DAG

@@ -1,5 +1,6 @@
-// A job's --ai-* options as slurmctld reads them from the job's SPANK environment,
-// decoded once: the hints, the options that did not parse, and the compacted task DAG
+// A job's --ai-* options read from its SPANK environment: the one type of that decoding,
+// wherever it is made (slurmctld's select plugin; ai-resize and ai-elasticd inside the
+// job). It holds the hints, the options that did not parse, and the compacted task DAG
 // parsed into a TaskDag. JobOptionsCache keeps one decoding per job and decodes again only
 // when the job's environment changes, so a pending job that slurmctld tests every
 // scheduling pass is parsed once.
@@ -14,6 +15,7 @@
 #include <vector>
 
 #include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/job/spank_env.hpp"
 #include "slurm_ai/job/task_dag.hpp"
 
 namespace slurm_ai {
@@ -26,8 +28,10 @@ struct JobOptions {
     std::optional<InputError> dag_error;       // why hints.dag did not parse
 };
 
-// Decodes `env` (entries NAME=VALUE, as slurmctld keeps a job's SPANK environment).
-// Never throws on bad input: bad options land in `errors`, a bad DAG in `dag_error`.
+// Decodes `env` (entries NAME=VALUE: a job's SPANK environment in any of the forms of
+// spank_env.hpp, or a whole process environment; entries of others are ignored). An option
+// given twice keeps its last good value. Never throws on bad input: bad options land in
+// `errors`, a bad DAG in `dag_error`.
 JobOptions decode_job_options(std::span<const char *const> env);
 
 // Identifies an environment's content (order included): equal environments give equal
