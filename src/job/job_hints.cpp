@@ -19,79 +19,8 @@ namespace slurm_ai {
 namespace {
 
 using text::lower;
+using text::split;
 using text::trim;
-
-constexpr std::array<HintOption, 6> kOptions{{
-    {"ai-comm", "PATTERN[:key=value,...]",
-     "[ai] Communication pattern for placement: allreduce[:bytes=SIZE,algo=ring|tree|"
-     "hierarchical|auto], pipeline[:stages=N,bytes=SIZE,microbatches=N], "
-     "tp[:size=N,bytes=SIZE], moe[:experts=N,bytes=SIZE], ps[:servers=N,bytes=SIZE], none; "
-     "every pattern but none also takes compute=TIME, a step's computation on one GPU"},
-    {"ai-dag", "FILE", "[ai] Task DAG of the job (JSON, absolute path) for placement"},
-    {"ai-elastic", "MIN:MAX[:signal=SIG]",
-     "[ai] Run elastically on MIN to MAX nodes; SIG tells the job of every resize"},
-    {"ai-gang", "NAME:SIZE[:TIMEOUT][:onfail=kill|keep]",
-     "[ai] Start together with the other SIZE-1 jobs of gang NAME, or not at all; "
-     "when one fails, end the others (kill, default) or keep them"},
-    {"ai-checkpoint", "DIR[,signal=SIG@SECS][,keep=N]",
-     "[ai] Checkpoint directory; signal SIG SECS before the time limit; keep N checkpoints"},
-    {"ai-locality", "hard|soft[:WAIT]",
-     "[ai] hard: only a compact placement; soft: wait up to WAIT for one, then any"},
-}};
-
-// The patterns of --ai-comm and the integer keys each one accepts besides bytes/algo.
-struct CountKey {
-    const char *key;
-    std::uint32_t CommSpec::*member;
-    std::uint32_t min, max;
-};
-struct PatternDef {
-    std::string_view name;
-    CommPattern pattern;
-    const char *allowed;  // for error messages
-    bool has_bytes, has_algo;
-    std::array<CountKey, 2> counts;
-};
-constexpr std::array<PatternDef, 6> kPatterns{{
-    {"allreduce", CommPattern::kAllReduce, "bytes, algo, compute", true, true, {}},
-    {"pipeline",
-     CommPattern::kPipeline,
-     "stages, bytes, microbatches, compute",
-     true,
-     false,
-     {{{"stages", &CommSpec::stages, 2, 4096},
-       {"microbatches", &CommSpec::microbatches, 1, 1 << 20}}}},
-    {"tp",
-     CommPattern::kTensorParallel,
-     "size, bytes, compute",
-     true,
-     false,
-     {{{"size", &CommSpec::tp_size, 2, 1024}}}},
-    {"moe",
-     CommPattern::kMoE,
-     "experts, bytes, compute",
-     true,
-     false,
-     {{{"experts", &CommSpec::experts, 2, 1 << 20}}}},
-    {"ps",
-     CommPattern::kParameterServer,
-     "servers, bytes, compute",
-     true,
-     false,
-     {{{"servers", &CommSpec::servers, 1, 4096}}}},
-    {"none", CommPattern::kNone, "no keys", false, false, {}},
-}};
-
-std::vector<std::string_view> split(std::string_view s, char sep) {
-    std::vector<std::string_view> out;
-    for (;;) {
-        auto pos = s.find(sep);
-        out.push_back(s.substr(0, pos));
-        if (pos == std::string_view::npos)
-            return out;
-        s.remove_prefix(pos + 1);
-    }
-}
 
 InputError error(std::string_view field, std::string_view value, std::string expected) {
     return InputError{std::string(field), std::string(value), std::move(expected), {}, 0};
@@ -112,6 +41,8 @@ std::optional<std::pair<double, std::string>> number_and_unit(std::string_view t
     return std::make_pair(v, lower(trim(t.substr(i))));
 }
 
+}  // namespace
+
 Parsed<std::uint32_t> parse_count(std::string_view field, std::string_view text, std::uint32_t min,
                                   std::uint32_t max) {
     std::uint64_t v = 0;
@@ -122,8 +53,6 @@ Parsed<std::uint32_t> parse_count(std::string_view field, std::string_view text,
                      "an integer from " + std::to_string(min) + " to " + std::to_string(max));
     return static_cast<std::uint32_t>(v);
 }
-
-}  // namespace
 
 // "USR1", "SIGUSR1", "usr1" or a number.
 Parsed<int> parse_signal(std::string_view field, std::string_view text) {
@@ -154,15 +83,24 @@ Parsed<int> parse_signal(std::string_view field, std::string_view text) {
     return error(field, text, "a signal name (USR1, USR2, TERM, INT, HUP, ...) or number 1-64");
 }
 
-std::string_view to_string(CommPattern p) {
-    for (const auto &d : kPatterns)
-        if (d.pattern == p)
-            return d.name;
-    return "?";
-}
-
 std::span<const HintOption> hint_options() {
-    return kOptions;
+    // --ai-comm's keys come from its field table (comm_spec.hpp), hence a table built once.
+    static const std::string comm_usage =
+        "[ai] Communication pattern for placement: " + comm_help();
+    static const std::array<HintOption, 6> options{{
+        {"ai-comm", "PATTERN[:key=value,...]", comm_usage.c_str()},
+        {"ai-dag", "FILE", "[ai] Task DAG of the job (JSON, absolute path) for placement"},
+        {"ai-elastic", "MIN:MAX[:signal=SIG]",
+         "[ai] Run elastically on MIN to MAX nodes; SIG tells the job of every resize"},
+        {"ai-gang", "NAME:SIZE[:TIMEOUT][:onfail=kill|keep]",
+         "[ai] Start together with the other SIZE-1 jobs of gang NAME, or not at all; "
+         "when one fails, end the others (kill, default) or keep them"},
+        {"ai-checkpoint", "DIR[,signal=SIG@SECS][,keep=N]",
+         "[ai] Checkpoint directory; signal SIG SECS before the time limit; keep N checkpoints"},
+        {"ai-locality", "hard|soft[:WAIT]",
+         "[ai] hard: only a compact placement; soft: wait up to WAIT for one, then any"},
+    }};
+    return options;
 }
 
 Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text) {
@@ -241,10 +179,7 @@ Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view te
     return static_cast<std::uint32_t>(v * scale);
 }
 
-namespace {
-
-// A step's computation: "250ms", "1.5s", "2" (seconds), "1m"; to whole milliseconds.
-Parsed<std::uint32_t> parse_compute(std::string_view field, std::string_view text) {
+Parsed<std::uint32_t> parse_millis(std::string_view field, std::string_view text) {
     static const std::string kExpected =
         "a time from 1ms to 1h such as 250ms, 1.5s or 2 (seconds)";
     auto parsed = number_and_unit(text);
@@ -261,62 +196,6 @@ Parsed<std::uint32_t> parse_compute(std::string_view field, std::string_view tex
     if (ms < 1 || ms > 3600e3)
         return error(field, text, kExpected);
     return static_cast<std::uint32_t>(std::llround(ms));
-}
-
-}  // namespace
-
-Parsed<CommSpec> parse_comm(std::string_view text) {
-    const std::string_view field = "--ai-comm";
-    auto t = trim(text);
-    auto colon = t.find(':');
-    std::string name = lower(t.substr(0, colon));
-    auto def = std::find_if(kPatterns.begin(), kPatterns.end(),
-                            [&](const PatternDef &d) { return d.name == name; });
-    if (def == kPatterns.end())
-        return error(field, text,
-                     "one of allreduce, pipeline, tp, moe, ps, none "
-                     "(optionally followed by :key=value,...)");
-    CommSpec spec;
-    spec.pattern = def->pattern;
-    if (colon == std::string_view::npos)
-        return spec;
-
-    // Each pattern accepts only its own keys; anything else is a typo worth refusing.
-    const std::string allowed = def->allowed;
-    for (auto item : split(t.substr(colon + 1), ',')) {
-        auto eq = item.find('=');
-        std::string key = lower(trim(item.substr(0, eq)));
-        if (eq == std::string_view::npos || key.empty())
-            return error(field, text, "key=value pairs after '" + name + ":' (" + allowed + ")");
-        std::string kfield = "--ai-comm " + name + " key '" + key + "'";
-        auto val = trim(item.substr(eq + 1));
-        if (key == "bytes" && def->has_bytes) {
-            auto size = parse_size(kfield, val);
-            if (!size)
-                return size.error();
-            spec.bytes = size.value();
-        } else if (key == "compute" && def->pattern != CommPattern::kNone) {
-            auto ms = parse_compute(kfield, val);
-            if (!ms)
-                return ms.error();
-            spec.compute_ms = ms.value();
-        } else if (key == "algo" && def->has_algo) {
-            std::string a = lower(val);
-            if (a != "ring" && a != "tree" && a != "hierarchical" && a != "auto")
-                return error(kfield, val, "one of ring, tree, hierarchical, auto");
-            spec.algo = a == "auto" ? "" : a;
-        } else if (auto ck = std::find_if(def->counts.begin(), def->counts.end(),
-                                          [&](const CountKey &c) { return c.key && c.key == key; });
-                   ck != def->counts.end()) {
-            auto count = parse_count(kfield, val, ck->min, ck->max);
-            if (!count)
-                return count.error();
-            spec.*(ck->member) = count.value();
-        } else {
-            return error(field, text, "for " + name + ": " + allowed + " (got key '" + key + "')");
-        }
-    }
-    return spec;
 }
 
 Parsed<std::string> parse_dag_path(std::string_view text) {

@@ -10,27 +10,8 @@ namespace slurm_ai {
 
 void to_json(nlohmann::json &j, const JobHints &h) {
     j = nlohmann::json::object();
-    if (h.comm) {
-        auto &c = *h.comm;
-        auto &o = j["comm"];
-        o["pattern"] = to_string(c.pattern);
-        if (c.bytes)
-            o["bytes"] = c.bytes;
-        if (c.stages)
-            o["stages"] = c.stages;
-        if (c.microbatches)
-            o["microbatches"] = c.microbatches;
-        if (c.tp_size)
-            o["tp_size"] = c.tp_size;
-        if (c.experts)
-            o["experts"] = c.experts;
-        if (c.servers)
-            o["servers"] = c.servers;
-        if (!c.algo.empty())
-            o["algo"] = c.algo;
-        if (c.compute_ms)
-            o["compute_ms"] = c.compute_ms;
-    }
+    if (h.comm)
+        j["comm"] = *h.comm;
     if (h.dag_file)
         j["dag_file"] = *h.dag_file;
     if (h.dag)
@@ -56,30 +37,8 @@ void to_json(nlohmann::json &j, const JobHints &h) {
 
 void from_json(const nlohmann::json &j, JobHints &h) {
     h = JobHints{};
-    if (j.contains("comm")) {
-        const auto &o = j.at("comm");
-        CommSpec c;
-        const auto name = o.at("pattern").get<std::string>();
-        bool known = false;
-        for (auto p :
-             {CommPattern::kAllReduce, CommPattern::kPipeline, CommPattern::kTensorParallel,
-              CommPattern::kMoE, CommPattern::kParameterServer, CommPattern::kNone})
-            if (to_string(p) == name) {
-                c.pattern = p;
-                known = true;
-            }
-        if (!known)
-            throw nlohmann::json::other_error::create(501, "unknown pattern " + name, &o);
-        c.bytes = o.value("bytes", std::uint64_t{0});
-        c.stages = o.value("stages", 0u);
-        c.microbatches = o.value("microbatches", 0u);
-        c.tp_size = o.value("tp_size", 0u);
-        c.experts = o.value("experts", 0u);
-        c.servers = o.value("servers", 0u);
-        c.algo = o.value("algo", std::string());
-        c.compute_ms = o.value("compute_ms", 0u);
-        h.comm = c;
-    }
+    if (j.contains("comm"))
+        h.comm = j.at("comm").get<CommSpec>();
     if (j.contains("dag_file"))
         h.dag_file = j.at("dag_file").get<std::string>();
     if (j.contains("elastic")) {

@@ -31,13 +31,9 @@ int span_level(const ClusterGraph &g, const std::vector<int> &hosts) {
 }
 
 std::string shape_key(const JobDemand &d) {
-    const auto &c = d.comm;
     std::string k = std::to_string(d.min_nodes) + "/" + std::to_string(d.max_nodes) + "/" +
                     std::to_string(d.gpus_per_node) + "/" + std::to_string(d.total_gpus) + "/" +
-                    std::string(to_string(c.pattern)) + "/" + std::to_string(c.bytes) + "/" +
-                    std::to_string(c.stages) + "/" + std::to_string(c.microbatches) + "/" +
-                    std::to_string(c.tp_size) + "/" + std::to_string(c.experts) + "/" +
-                    std::to_string(c.servers) + "/" + c.algo;
+                    to_string(d.comm);
     if (d.dag)
         k += "/dag" + compact_task_dag(*d.dag);
     return k;

@@ -1,7 +1,8 @@
 // Every --ai-* option value parser, on arbitrary bytes: the first byte picks the option and
 // the form of the SPANK environment it travels in. A value that parses must come back
-// unchanged through what carries it: the hints through the job record's JSON, and the
-// option through a SPANK environment decoded as slurmctld decodes it.
+// unchanged through what carries it: --ai-comm through its printed form, the hints through
+// the job record's JSON, and the option through a SPANK environment decoded as slurmctld
+// decodes it.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -27,6 +28,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
     if (err) {
         (void)err->message();
     } else {
+        if (hints.comm && !(parse_comm(to_string(*hints.comm)).value() == *hints.comm))
+            std::abort();
         nlohmann::json j = hints;
         if (!(j.get<JobHints>() == hints))
             std::abort();

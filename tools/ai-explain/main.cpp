@@ -25,27 +25,12 @@ namespace {
 using slurm_ai::JobHints;
 using slurm_ai::JobRecord;
 
-// The hints as the record keeps them, in a few words each ("comm allreduce bytes=1073741824").
+// The hints as the record keeps them, in a few words each ("comm allreduce:bytes=1G").
 std::string describe_hints(const JobHints &h) {
     std::string out;
     auto add = [&](const std::string &s) { out += (out.empty() ? "" : "; ") + s; };
-    if (h.comm) {
-        const auto &c = *h.comm;
-        std::string text(slurm_ai::to_string(c.pattern));
-        auto field = [&](const char *name, std::uint64_t v) {
-            if (v)
-                text += fmt::format(" {}={}", name, v);
-        };
-        if (!c.algo.empty())
-            text += " algo=" + c.algo;
-        field("bytes", c.bytes);
-        field("experts", c.experts);
-        field("microbatches", c.microbatches);
-        field("servers", c.servers);
-        field("stages", c.stages);
-        field("tp_size", c.tp_size);
-        add("comm " + text);
-    }
+    if (h.comm)
+        add("comm " + slurm_ai::to_string(*h.comm));  // as --ai-comm takes it
     if (h.dag_file)
         add("DAG " + *h.dag_file);
     if (h.elastic)

@@ -17,29 +17,9 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/job/comm_spec.hpp"
 
 namespace slurm_ai {
-
-enum class CommPattern { kAllReduce, kPipeline, kTensorParallel, kMoE, kParameterServer, kNone };
-
-std::string_view to_string(CommPattern p);
-
-// --ai-comm=PATTERN[:key=value,...]. Fields a pattern does not use stay 0; 0 also means
-// "not given" and lets the placement engine apply its default.
-struct CommSpec {
-    CommPattern pattern = CommPattern::kAllReduce;
-    std::uint64_t bytes = 0;         // bytes exchanged per step by the main collective
-    std::uint32_t stages = 0;        // pipeline: number of stages
-    std::uint32_t microbatches = 0;  // pipeline: micro-batches per step
-    std::uint32_t tp_size = 0;       // tp: tensor-parallel group size
-    std::uint32_t experts = 0;       // moe: number of experts
-    std::uint32_t servers = 0;       // ps: number of parameter servers
-    std::string algo;                // allreduce: ring | tree | hierarchical | auto ("" = auto)
-    // The computation of one step on one GPU, ms (0: not given). On n GPUs a step
-    // computes compute_ms / n: ai-elasticd's goodput rule weighs resizes with it.
-    std::uint32_t compute_ms = 0;
-    bool operator==(const CommSpec &) const = default;
-};
 
 // --ai-elastic=MIN:MAX[:signal=SIG] (nodes; SIG tells the job of every resize).
 struct ElasticSpec {
@@ -114,7 +94,6 @@ struct HintOption {
 };
 std::span<const HintOption> hint_options();
 
-Parsed<CommSpec> parse_comm(std::string_view text);
 // The DAG path must be absolute (sbatch may run in another directory than the job).
 Parsed<std::string> parse_dag_path(std::string_view text);
 Parsed<ElasticSpec> parse_elastic(std::string_view text);
@@ -139,6 +118,11 @@ Parsed<std::uint64_t> parse_size(std::string_view field, std::string_view text);
 // The inverse for messages: "1 GiB", "64 MiB", "1.5 KiB", "300 B".
 std::string format_size(std::uint64_t bytes);
 Parsed<std::uint32_t> parse_duration(std::string_view field, std::string_view text);
+// A short time in milliseconds, from 1 ms to 1 h: "250ms", "1.5s", "2" (seconds), "1m".
+Parsed<std::uint32_t> parse_millis(std::string_view field, std::string_view text);
+// An integer from min to max.
+Parsed<std::uint32_t> parse_count(std::string_view field, std::string_view text, std::uint32_t min,
+                                  std::uint32_t max);
 // A signal as the --ai-* options take it: "USR1", "SIGUSR1", "usr1" or a number 1-64.
 Parsed<int> parse_signal(std::string_view field, std::string_view text);
 
