@@ -1,6 +1,7 @@
 #include "slurm_ai/job/spank_env.hpp"
 
 #include <array>
+#include <cctype>
 #include <utility>
 #include <vector>
 
@@ -76,6 +77,20 @@ std::optional<SpankEnvEntry> read_spank_env_entry(std::string_view entry) {
                 return SpankEnvEntry{hint_options()[i].name, value, copy};
     }
     return std::nullopt;
+}
+
+std::optional<std::string> option_input_env_name(std::string_view program,
+                                                 std::string_view option) {
+    const char *prefix = program == "sbatch"   ? "SBATCH_"
+                         : program == "salloc" ? "SALLOC_"
+                         : program == "srun"   ? "SLURM_"
+                                               : nullptr;
+    if (!prefix)
+        return std::nullopt;
+    std::string name = prefix;
+    for (char c : option)
+        name += c == '-' ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    return name;
 }
 
 }  // namespace slurm_ai

@@ -50,7 +50,8 @@ static int _check_option(int val, const char *optarg, int remote) {
 
     if (ai_spank_option_check((size_t)val, optarg, err, sizeof(err)) == 0) {
         if (remote && val >= 0 && (size_t)val < option_count)
-            ai_spank_remember_option(options[val].name, optarg);
+            if (ai_spank_remember_option(options[val].name, optarg, err, sizeof(err)) < 0)
+                slurm_error("ai: --%s not kept for the tasks: %s", options[val].name, err);
         if (val >= 0 && (size_t)val < option_count && strcmp(options[val].name, "ai-dag") == 0) {
             free(dag_path);
             dag_path = optarg ? strdup(optarg) : NULL;
@@ -247,10 +248,12 @@ int slurm_spank_task_init(spank_t sp, int ac, char **av) {
 }
 
 int slurm_spank_exit(spank_t sp, int ac, char **av) {
+    char err[AI_MSG];
+
     (void)sp;
     (void)ac;
     (void)av;
-    if (spank_context() == S_CTX_REMOTE)
-        ai_spank_step_cleanup();
+    if (spank_context() == S_CTX_REMOTE && ai_spank_step_cleanup(err, sizeof(err)) < 0)
+        slurm_error("ai: %s", err);
     return 0;
 }

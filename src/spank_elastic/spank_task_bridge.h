@@ -1,8 +1,9 @@
 /*
  * The C face of the SPANK plugin's C++ work: its plugstack.conf arguments, the --ai-dag
  * compaction at submit time, options from environment variables, and each task's
- * environment in slurmstepd. Every function catches every exception: a failure is a
- * return code and a message, never a crash of sbatch, srun or slurmstepd.
+ * environment in slurmstepd (all of it in SpankStep, spank_step.hpp: this face only
+ * translates). Every function catches every exception: a failure is a return code and a
+ * message, which spank_ai.c logs, never a crash of sbatch, srun or slurmstepd.
  */
 #ifndef SLURM_AI_SPANK_TASK_BRIDGE_H
 #define SLURM_AI_SPANK_TASK_BRIDGE_H
@@ -36,10 +37,10 @@ int ai_spank_step_setup(const char *slurm_conf_path, const char *state_save_loca
 
 /* slurmstepd: an --ai-* option's value as Slurm handed it to the plugin's option callback
  * (Slurm removes the options from the tasks' environment before they start). */
-void ai_spank_remember_option(const char *name, const char *value);
+int ai_spank_remember_option(const char *name, const char *value, char *err, size_t errlen);
 
-/* Removes what step setup wrote (the NCCL topology file). */
-void ai_spank_step_cleanup(void);
+/* Removes what step setup wrote (the NCCL topology file). 0, or -1 with a message. */
+int ai_spank_step_cleanup(char *err, size_t errlen);
 
 typedef const char *(*ai_getenv_fn)(void *ctx, const char *name);
 typedef int (*ai_setenv_fn)(void *ctx, const char *name, const char *value);

@@ -39,6 +39,13 @@ std::string spank_option_env_name(std::string_view option,
 // The variable that carries the compact task DAG, with the prefix of `copy`.
 std::string spank_dag_env_name(SpankEnvCopy copy = SpankEnvCopy::kJob);
 
+// The variable of the submitting command's own environment that may give option `option`
+// ("ai-comm") before its command line, as Slurm's input variables do for its own options:
+// SBATCH_AI_COMM for "sbatch", SALLOC_ for "salloc", SLURM_ for "srun"; nothing for
+// another program.
+std::optional<std::string> option_input_env_name(std::string_view program,
+                                                 std::string_view option);
+
 // What one NAME=VALUE entry of a job's SPANK environment carries for the suite.
 struct SpankEnvEntry {
     // The option's name as hint_options() has it ("ai-comm"), or kDagEnvName.
