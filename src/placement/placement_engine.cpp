@@ -1,7 +1,6 @@
 #include "slurm_ai/placement/placement_engine.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <map>
 #include <set>
 
@@ -50,11 +49,12 @@ struct PlacementEngine::Cache {
 };
 
 PlacementEngine::PlacementEngine(const ClusterGraph &graph, CostConstants cost, RiskConstants risk,
-                                 EngineOptions options)
+                                 EngineOptions options, Clock clock)
     : graph_(&graph),
       cost_(graph, cost),
       risk_(graph, risk),
       options_(options),
+      clock_(std::move(clock)),
       cache_(std::make_unique<Cache>()) {}
 
 PlacementEngine::~PlacementEngine() = default;
@@ -135,7 +135,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
         out.reason = "Policy=passthrough";
         return out;
     }
-    auto start = std::chrono::steady_clock::now();
+    const double start_ms = clock_.steady_ms();
     auto ctx = detail::make_context(*this, d, state, &out.reason);
     if (!ctx)
         return out;
@@ -143,10 +143,10 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     std::optional<Placement> p;
     switch (policy.kind()) {
         case K::kEngine:
-            p = detail::place_engine(*ctx, options_.risk_weight, options_.time_budget_ms);
+            p = detail::place_engine(*ctx, options_.risk_weight);
             break;
         case K::kEngineNoRisk:
-            p = detail::place_engine(*ctx, 0.0, options_.time_budget_ms);
+            p = detail::place_engine(*ctx, 0.0);
             break;
         case K::kTreeBestFit:
             p = detail::place_tree_bestfit(*ctx);
@@ -176,8 +176,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     if (!engine)  // the engine scored its placement while searching
         score(d, &state, *p);
     p->policy = policy.name();
-    p->decision_ms =
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    p->decision_ms = clock_.steady_ms() - start_ms;
 
     if (engine) {
         lower_bound(d);

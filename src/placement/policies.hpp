@@ -77,6 +77,7 @@ std::optional<Placement> place_tree_bestfit(const SearchContext &c);
 // TP/EP group in hosts, else as much of a base block as the job needs.
 std::optional<Placement> place_block(const SearchContext &c, bool segment);
 std::optional<Placement> place_random(const SearchContext &c, std::uint64_t seed);
-std::optional<Placement> place_engine(const SearchContext &c, double risk_weight, double budget_ms);
+// The engine's search, within the engine's budget (EngineOptions: time or work).
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight);
 
 }  // namespace slurm_ai::detail

@@ -1,6 +1,5 @@
 // The suite's own policy: best-fit candidates, best-linked GPUs, then local search.
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <optional>
 #include <unordered_set>
@@ -10,8 +9,6 @@
 
 namespace slurm_ai::detail {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 struct Scored {
     Placement p;
@@ -62,18 +59,36 @@ std::vector<int> one_of_each_kind(const SearchContext &c, const std::vector<int>
     return out;
 }
 
+// What one decision's search may spend: time on the engine's clock, or with a work budget
+// a number of placements scored (no clock read, so the same input takes the same path at
+// every run).
+class SearchBudget {
+  public:
+    explicit SearchBudget(const PlacementEngine &e)
+        : clock_(e.clock()),
+          work_(e.options().work_budget),
+          deadline_ms_(work_ ? 0 : clock_.steady_ms() + e.options().time_budget_ms) {}
+    void spend() { ++spent_; }
+    bool exhausted() const { return work_ ? spent_ >= work_ : clock_.steady_ms() > deadline_ms_; }
+
+  private:
+    const Clock &clock_;
+    std::uint32_t work_;
+    double deadline_ms_;
+    std::uint32_t spent_ = 0;
+};
+
 }  // namespace
 
-std::optional<Placement> place_engine(const SearchContext &c, double risk_weight,
-                                      double budget_ms) {
-    const auto deadline =
-        Clock::now() + std::chrono::microseconds(static_cast<long>(budget_ms * 1000));
+std::optional<Placement> place_engine(const SearchContext &c, double risk_weight) {
+    SearchBudget budget(c.engine);
     const PlacementEngine &e = c.engine;
     const ClusterGraph &g = e.graph();
     const double host_rate = e.risk_model().constants().host_per_day;
     risk_weight *= risk_weight > 0 ? failure_evidence(c.state, host_rate) : 0;
 
     auto evaluate = [&](std::vector<int> hosts) {
+        budget.spend();
         Scored s{assemble(c, std::move(hosts), true), 0};
         e.score(c.demand, &c.state, s.p);
         s.objective =
@@ -98,7 +113,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
             continue;
         seen.push_back(fit.hosts);
         candidates.push_back(evaluate(fit.hosts));
-        if (Clock::now() > deadline)
+        if (budget.exhausted())
             break;
     }
     const double floor = candidates.front().p.efficiency;
@@ -120,7 +135,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // leaf, first improvement, until nothing improves or the budget is spent.
     if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9) {
         bool improved = true;
-        while (improved && Clock::now() < deadline) {
+        while (improved && !budget.exhausted()) {
             improved = false;
             std::unordered_set<int> chosen(best.p.hosts.begin(), best.p.hosts.end());
             std::vector<int> leaves;
@@ -141,7 +156,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
                 if (std::find(kinds.begin(), kinds.end(), best.p.hosts[i]) == kinds.end())
                     continue;  // a host of the same kind came earlier: the same swaps
                 for (int h : spare) {
-                    if (Clock::now() > deadline)
+                    if (budget.exhausted())
                         break;
                     auto hosts = best.p.hosts;
                     hosts[i] = h;

@@ -1,7 +1,6 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <set>
@@ -26,14 +25,10 @@ using nlohmann::json;
 // A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
 constexpr double kStillWaiting_s = 300;
 
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
 }  // namespace
 
-SelectService::SelectService() = default;
+SelectService::SelectService(Clock clock, std::uint32_t work_budget)
+    : clock_(std::move(clock)), work_budget_(work_budget) {}
 SelectService::~SelectService() = default;
 
 bool SelectService::ready() const {
@@ -85,8 +80,11 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
                    ")";
         }
     }
+    EngineOptions engine = l->config.engine;
+    if (work_budget_)
+        engine.work_budget = work_budget_;
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,
-                                                  l->config.engine);
+                                                  engine, clock_);
     l->policy = make_policy(l->config.policy);
     if (!l->policy)  // load_plugin_config accepts only names make_policy knows
         return InputError{"Policy", l->config.policy, "a policy the engine knows", conf_path, 0};
@@ -144,7 +142,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         return fallback(why, true);
 
     // Jobs not tested for a while (cancelled, held, moved) drop out; this one is in.
-    const double now = now_s();
+    const double now = clock_.wall_s();
     std::erase_if(waiting_, [&](const auto &w) { return now - w.second.second > kStillWaiting_s; });
     if (job.total_gpus > 1)
         waiting_[job.job_id] = {job.total_gpus, now};
@@ -234,7 +232,7 @@ std::optional<JobDemand> SelectService::demand_of(const SelectJob &job, const Jo
 ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *candidates) const {
     const Loaded &l = *loaded_;
     ClusterState state(l.graph);
-    const double t = now_s();
+    const double t = clock_.wall_s();
     std::fill(state.usable.begin(), state.usable.end(), 0);
     *candidates = 0;
     // Free GPUs and Weight count for every node the adapter looked at (a gang's other
@@ -443,7 +441,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
         stock_choices_.erase(it);
     }
     summary += clamped;
-    rec.recorded_at = static_cast<std::int64_t>(now_s());
+    rec.recorded_at = static_cast<std::int64_t>(clock_.wall_s());
     write_job_record(state_dir, rec);
     return summary;
 }

@@ -29,6 +29,8 @@ slurm_ai::SelectService *service;
 std::size_t node_count;
 std::vector<std::string> node_names;
 std::string state_dir;  // where a placed job is recorded (the record removed after each input)
+constexpr double kNow = 1.7e9;                // the fixed clock's time
+constexpr std::uint32_t kWorkBudget = 400;  // placements one decision may score
 
 }  // namespace
 
@@ -50,11 +52,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     std::filesystem::remove_all(state_dir);
     std::filesystem::create_directories(state_dir);
     const std::string conf = state_dir + "/ai_select.conf";
-    // A budget no decision here reaches (the local search ends when nothing improves), so
-    // that the same input takes the same path at every run: CI's fuzzing is reproducible.
     std::ofstream(conf) << "Fabric=" << fabric << "\nNodeTopology=" SLURM_AI_TEST_INPUTS
-                        << "/minicluster-node.xml\nTimeBudgetMs=1000\n";
-    service = new slurm_ai::SelectService;
+                        << "/minicluster-node.xml\n";
+    // A clock that stands still and a search bounded by work, not time: the same input takes
+    // the same path at every run, on any machine and under any load, so that CI's fuzzing
+    // is reproducible (tools/fuzz.sh checks it).
+    service = new slurm_ai::SelectService(slurm_ai::fixed_clock(kNow), kWorkBudget);
     if (service->load(conf, fabric, names))
         std::abort();
     std::filesystem::remove(conf);

@@ -49,6 +49,32 @@ TEST_CASE("every policy places a job and the engine is never less efficient", "[
     CHECK(got["engine"].efficiency == Approx(1.0));
 }
 
+TEST_CASE("a work budget bounds the search without reading a clock", "[engine]") {
+    auto g = fat_tree(3, 4, 200, 200, node_file("nccl-topo/ndv4-topo.xml"));
+    ClusterState s(g);
+    occupy(s, g, {"h1", "h2", "h5"});
+    const auto d = gpu_job(3, 8);
+    // A clock that counts its reads and moves 1 ms at each.
+    int reads = 0;
+    Clock counting{[] { return 1.7e9; }, [&reads] { return static_cast<double>(++reads); }};
+    PlacementEngine timed(g, {}, {}, EngineOptions{}, counting);
+    const auto by_time = timed.place(d, s);
+    REQUIRE(by_time.placement);
+    CHECK(reads > 2);  // the search watched its deadline
+    EngineOptions work;
+    work.work_budget = 1000;
+    reads = 0;
+    PlacementEngine counted(g, {}, {}, work, counting);
+    const auto by_work = counted.place(d, s);
+    REQUIRE(by_work.placement);
+    CHECK(reads == 2);  // the decision's start and end, for decision_ms
+    CHECK(by_work.placement->decision_ms == 1);
+    CHECK(by_work.placement->hosts == by_time.placement->hosts);
+    // A fixed clock: the decision takes no time.
+    PlacementEngine still(g, {}, {}, work, fixed_clock(1.7e9));
+    CHECK(still.place(d, s).placement->decision_ms == 0);
+}
+
 TEST_CASE("GPUs inside a host follow the NVLink pairs", "[engine]") {
     auto p8 = node_file("hwloc/power8gpudistances.xml");
     REQUIRE(p8.gpus.size() == 4);

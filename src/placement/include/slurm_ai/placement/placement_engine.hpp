@@ -21,12 +21,14 @@
 // submission) while the best placement is less than min_efficiency efficient.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "slurm_ai/common/clock.hpp"
 #include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
@@ -37,6 +39,10 @@ namespace slurm_ai {
 
 struct EngineOptions {
     double time_budget_ms = 5.0;  // hard bound on one decision's local search
+    // > 0: the search's budget counted in work instead of time, that many placements
+    // scored, and no clock read: an input takes the same path at every run, on any
+    // machine and under any load (the fuzz targets). 0: time_budget_ms bounds it.
+    std::uint32_t work_budget = 0;
     double risk_weight = 0.02;    // objective = comm/lower_bound + w * risk/host rate
     int rival_subtrees = 3;       // candidate subtrees besides the best fit
     double min_efficiency = 0.9;  // soft locality waits for this much
@@ -93,8 +99,9 @@ struct Decision {
 
 class PlacementEngine {
   public:
+    // `clock` times each decision (Placement::decision_ms) and bounds its time budget.
     PlacementEngine(const ClusterGraph &graph, CostConstants cost = {}, RiskConstants risk = {},
-                    EngineOptions options = {});
+                    EngineOptions options = {}, Clock clock = {});
     ~PlacementEngine();
 
     // The names of the policies that place (make_policy also knows passthrough).
@@ -114,6 +121,7 @@ class PlacementEngine {
     const CostModel &cost_model() const { return cost_; }
     const RiskModel &risk_model() const { return risk_; }
     const EngineOptions &options() const { return options_; }
+    const Clock &clock() const { return clock_; }
 
   private:
     struct Cache;
@@ -121,6 +129,7 @@ class PlacementEngine {
     CostModel cost_;
     RiskModel risk_;
     EngineOptions options_;
+    Clock clock_;
     std::unique_ptr<Cache> cache_;
 };
 

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "slurm_ai/common/clock.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/gang/gang_book.hpp"
 #include "slurm_ai/gang/gang_placement.hpp"
@@ -62,7 +63,11 @@ struct SelectGangMember {
 
 class SelectService {
   public:
-    SelectService();
+    // `clock` is what decisions and records read of time; `work_budget` > 0 bounds each
+    // decision's search in work instead of ai_select.conf's TimeBudgetMs
+    // (EngineOptions::work_budget). The defaults are production's; the fuzz targets pass
+    // a fixed clock and a work budget, so that an input takes the same path at every run.
+    explicit SelectService(Clock clock = {}, std::uint32_t work_budget = 0);
     ~SelectService();
 
     // Reads the configuration and the topology it names. On any error the previous
@@ -139,6 +144,8 @@ class SelectService {
 
   private:
     struct Loaded;
+    Clock clock_;
+    std::uint32_t work_budget_;
     std::unique_ptr<Loaded> loaded_;
     std::string load_note_;
     std::map<std::string, HostFailures> failures_;
