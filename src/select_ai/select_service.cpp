@@ -1,17 +1,13 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <filesystem>
 #include <set>
 #include <unordered_map>
 
-#include <nlohmann/json.hpp>
-
 #include "select_service_loaded.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
-#include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
@@ -19,8 +15,6 @@
 
 namespace slurm_ai {
 namespace {
-
-using nlohmann::json;
 
 // A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
 constexpr double kStillWaiting_s = 300;
@@ -483,18 +477,8 @@ const HostFailures *SelectService::history(const std::string &node) const {
 }
 
 std::optional<std::string> SelectService::save_state(const std::string &dir) const {
-    json j{{"version", 2}, {"failures", json::object()}};
-    for (const auto &[name, h] : failures_) {
-        json classes = json::object();
-        for (int c = 0; c < kFailureClasses; ++c)
-            if (h.by_class[static_cast<std::size_t>(c)] > 0)
-                classes[std::string(to_string(static_cast<FailureClass>(c)))] =
-                    h.by_class[static_cast<std::size_t>(c)];
-        j["failures"][name] = {{"day", h.day},     {"week", h.week},         {"month", h.month},
-                               {"at", h.at},       {"last", h.last},         {"classes", classes}};
-    }
     try {
-        write_text_file_atomically(state_paths::select_state(dir), json_text(j, 1) + "\n");
+        write_text_file_atomically(state_paths::select_state(dir), dump_failure_history(failures_));
     } catch (const std::exception &e) {
         return e.what();
     }
@@ -516,74 +500,10 @@ std::optional<InputError> SelectService::restore_state(const std::string &dir) {
     auto text = read_text_file(path, 64u << 20);
     if (!text)
         return text.error();
-    std::map<std::string, HostFailures> restored;
-    try {
-        auto j = json::parse(text.value());
-        const int version = j.value("version", 0);
-        if (version != 1 && version != 2)
-            return InputError{"version", j.value("version", json()).dump(),
-                              "1 or 2 (starting clean)", path, 0};
-        auto number = [&](const json &h, const std::string &name, const char *key,
-                          bool count) -> Parsed<double> {
-            const double v = h.at(key).get<double>();
-            if (!std::isfinite(v) || (count && v < 0))
-                return InputError{"failures." + name + "." + key, h[key].dump(),
-                                  count ? "a finite count >= 0 (corrupt: starting clean)"
-                                        : "a finite time (corrupt: starting clean)",
-                                  path, 0};
-            return v;
-        };
-        for (const auto &[name, h] : j.at("failures").items()) {
-            HostFailures r;
-            if (version == 1) {
-                // The first format kept the weekly count alone: the other counts start
-                // from it, the class is unknown.
-                auto count = number(h, name, "count", true);
-                auto at = number(h, name, "at", false);
-                if (!count)
-                    return count.error();
-                if (!at)
-                    return at.error();
-                r.day = r.week = r.month = count.value();
-                r.by_class[static_cast<std::size_t>(FailureClass::kOther)] = count.value();
-                r.at = r.last = at.value();
-            } else {
-                for (auto [key, out] : {std::pair<const char *, double *>{"day", &r.day},
-                                        {"week", &r.week},
-                                        {"month", &r.month}}) {
-                    auto v = number(h, name, key, true);
-                    if (!v)
-                        return v.error();
-                    *out = v.value();
-                }
-                auto at = number(h, name, "at", false);
-                auto last = number(h, name, "last", false);
-                if (!at)
-                    return at.error();
-                if (!last)
-                    return last.error();
-                r.at = at.value();
-                r.last = last.value();
-                for (const auto &[cls, v] : h.at("classes").items()) {
-                    int c = 0;
-                    while (c < kFailureClasses && to_string(static_cast<FailureClass>(c)) != cls)
-                        ++c;
-                    if (c == kFailureClasses || !v.is_number() || !std::isfinite(v.get<double>()) ||
-                        v.get<double>() < 0)
-                        return InputError{"failures." + name + ".classes." + cls, v.dump(),
-                                          "a class of failure_class.hpp with a count >= 0 "
-                                          "(corrupt: starting clean)",
-                                          path, 0};
-                    r.by_class[static_cast<std::size_t>(c)] = v.get<double>();
-                }
-            }
-            restored[name] = r;
-        }
-    } catch (const std::exception &e) {
-        return InputError{"json", std::string(e.what()).substr(0, 120),
-                          "the plugin's state file (corrupt: starting clean)", path, 0};
-    }
-    failures_ = std::move(restored);
+    auto restored = parse_failure_history(text.value(), path);
+    if (!restored)
+        return restored.error();
+    failures_ = std::move(restored).value();
     return std::nullopt;
 }
 

@@ -11,7 +11,6 @@
 
 #include <unistd.h>
 #include <catch2/catch.hpp>
-#include <nlohmann/json.hpp>
 
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
@@ -75,11 +74,44 @@ TEST_CASE("a state file with unusable failure counts is rejected, naming the nod
         write(dir.path / "ai_select_state.json",
               std::string(R"({"version": 1, "failures": {"r422node7": )") + b.entry + "}}");
         SelectService s;
+        s.note_failure("sentinel", 1.7e9);
         auto err = s.restore_state(dir.path.string());
         REQUIRE(err);
         CHECK_THAT(err->message(), Catch::Contains(b.named) && Catch::Contains("starting clean") &&
                                        Catch::Contains("ai_select_state.json"));
         CHECK(s.failures("r422node7", 1.7e9) == 0);
+        CHECK(s.failures("sentinel", 1.7e9) == 1);  // the history before it, as it was
+    }
+}
+
+TEST_CASE("the failure history's text is parsed and written without the file system",
+          "[service]") {
+    // Version 1 (the weekly count alone) reads as version 2 with the class unknown.
+    auto v1 = parse_failure_history(R"({"version": 1, "failures": {"n1": {"count": 2, "at": 5}}})",
+                                    "state.json");
+    REQUIRE(v1);
+    const HostFailures &n1 = v1->at("n1");
+    CHECK(n1.day == 2);
+    CHECK(n1.month == 2);
+    CHECK(n1.by_class[static_cast<std::size_t>(FailureClass::kOther)] == 2);
+    CHECK(n1.last == 5);
+    const std::string text = dump_failure_history(v1.value());
+    CHECK_THAT(text, Catch::Contains(R"("version": 2)") && Catch::Contains(R"("other": 2.0)"));
+    auto v2 = parse_failure_history(text, "again");
+    REQUIRE(v2);
+    CHECK(v2.value() == v1.value());
+    // Errors name the source they were given and the field.
+    for (auto [bad, named] :
+         {std::pair<const char *, const char *>{R"({"version": 3, "failures": {}})",
+                                                "state.json: version='3': expected 1 or 2"},
+          {"[", "state.json: json="},
+          {R"({"version": 2, "failures": {"n1": {"day": 1, "week": 1, "month": 1, "at": 1,
+             "last": 1, "classes": {"gpu": -1}}}})",
+           "state.json: failures.n1.classes.gpu='-1'"}}) {
+        INFO(bad);
+        auto p = parse_failure_history(bad, "state.json");
+        REQUIRE_FALSE(p);
+        CHECK_THAT(p.error().message(), Catch::StartsWith(named));
     }
 }
 
@@ -121,21 +153,20 @@ TEST_CASE("a job with fewer GPUs than nodes is placed on all of its nodes", "[se
 
 // The kept crash inputs of the two select fuzz targets, run the way their targets run them.
 TEST_CASE("fuzz regressions of the select plugin's state file are handled", "[service][fuzz]") {
-    TempDir dir("replay-state");
     int replayed = 0;
     for (const auto &entry : fs::directory_iterator(kRegressions / "select_state")) {
         INFO(entry.path().string());
-        const std::string text = read(entry.path());
-        write(dir.path / "ai_select_state.json", text);
-        SelectService s;
-        if (s.restore_state(dir.path.string()))
+        auto history = parse_failure_history(read(entry.path()), entry.path().string());
+        if (!history)
             continue;  // rejected with a message: fine
-        const auto state = nlohmann::json::parse(text);
-        for (const auto &[name, h] : state.at("failures").items()) {
-            double f = s.failures(name, 1.7e9);
+        for (const auto &[name, h] : history.value()) {
+            const double f = h.as_of(1.7e9).week;
             CHECK(std::isfinite(f));
             CHECK(f >= 0);
         }
+        auto again = parse_failure_history(dump_failure_history(history.value()), "again");
+        REQUIRE(again);
+        CHECK(again.value() == history.value());
         ++replayed;
     }
     CHECK(replayed > 0);

@@ -20,7 +20,7 @@ inline std::string job_record(const std::string &state, std::uint32_t job_id) {
 inline std::string gangs(const std::string &state) {
     return (select_dir(state) / "gangs.json").string();
 }
-// The plugin's failure history (SelectService::save_state).
+// The plugin's failure history (failure_history.hpp; SelectService saves and restores it).
 inline std::string select_state(const std::string &state) {
     return (std::filesystem::path(state) / "ai_select_state.json").string();
 }
@@ -32,7 +32,7 @@ inline std::filesystem::path elastic_dir(const std::string &state) {
 inline std::string elastic_views(const std::string &state) {
     return (elastic_dir(state) / "views").string();
 }
-// ai-elasticd's own state.
+// ai-elasticd's own state (elastic_state.hpp).
 inline std::string elasticd_state(const std::string &state) {
     return (elastic_dir(state) / "elasticd.json").string();
 }

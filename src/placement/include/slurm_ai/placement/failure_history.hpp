@@ -6,7 +6,11 @@
 #pragma once
 
 #include <array>
+#include <map>
+#include <string>
+#include <string_view>
 
+#include "slurm_ai/common/input_error.hpp"
 #include "slurm_ai/placement/failure_class.hpp"
 
 namespace slurm_ai {
@@ -29,5 +33,17 @@ struct HostFailures {
     void note(double t, FailureClass c);
     bool operator==(const HostFailures &) const = default;
 };
+
+// Every host's history by name: what the select plugin keeps, and saves in
+// ai_select_state.json under StateSaveLocation (state_paths::select_state).
+using FailureHistory = std::map<std::string, HostFailures>;
+
+// That file's text: {"version": 2, "failures": {HOST: {"day", "week", "month", "at",
+// "last", "classes": {CLASS: count}}}}; version 1 (the weekly count and its time alone) is
+// read too. Not JSON, another version, or a count that is not a finite number >= 0 is an
+// error naming `source` and the field: nothing of the text is used (the plugin starts
+// with a clean history). What dump_failure_history writes reads back the same.
+Parsed<FailureHistory> parse_failure_history(std::string_view text, std::string_view source);
+std::string dump_failure_history(const FailureHistory &history);
 
 }  // namespace slurm_ai

@@ -148,7 +148,7 @@ class SelectService {
     std::uint32_t work_budget_;
     std::unique_ptr<Loaded> loaded_;
     std::string load_note_;
-    std::map<std::string, HostFailures> failures_;
+    FailureHistory failures_;
     std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
     // Multi-GPU jobs tested and not started: job id -> (GPUs, when last tested). Slurm
     // tests every pending job each scheduling pass, so these are the queue's sizes the
