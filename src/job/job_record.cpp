@@ -84,6 +84,19 @@ void from_json(const json &j, JobRecord &r) {
     r.recorded_at = j.value("recorded_at", std::int64_t{0});
 }
 
+Parsed<JobRecord> parse_job_record(std::string_view text, std::string_view source) {
+    try {
+        return json::parse(text).get<JobRecord>();
+    } catch (const std::exception &e) {
+        return InputError{"record", std::string(e.what()).substr(0, 160),
+                          "a job record as select/ai_cons_tres writes it", std::string(source), 0};
+    }
+}
+
+std::string dump_job_record(const JobRecord &r) {
+    return json_text(json(r), 2) + "\n";
+}
+
 Parsed<JobRecord> read_job_record(const std::string &state_dir, std::uint32_t job_id) {
     const std::string path = job_record_path(state_dir, job_id);
     std::error_code ec;
@@ -92,18 +105,13 @@ Parsed<JobRecord> read_job_record(const std::string &state_dir, std::uint32_t jo
     auto text = read_text_file(path, 16u << 20);
     if (!text)
         return text.error();
-    try {
-        return json::parse(text.value()).get<JobRecord>();
-    } catch (const std::exception &e) {
-        return InputError{"record", std::string(e.what()).substr(0, 160),
-                          "a job record as select/ai_cons_tres writes it", path, 0};
-    }
+    return parse_job_record(text.value(), path);
 }
 
 void write_job_record(const std::string &state_dir, const JobRecord &r) {
     const std::string path = job_record_path(state_dir, r.job_id);
     std::filesystem::create_directories(std::filesystem::path(path).parent_path());
-    write_text_file_atomically(path, json_text(json(r), 2) + "\n");
+    write_text_file_atomically(path, dump_job_record(r));
 }
 
 }  // namespace slurm_ai

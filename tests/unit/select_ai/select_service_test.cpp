@@ -505,6 +505,19 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message(), Catch::Contains("79.json"));
     std::filesystem::remove_all(dir);
+
+    // The text alone, without the file system: what the file holds, and errors naming
+    // the source they are given.
+    auto text = parse_job_record(dump_job_record(r), "record.json");
+    REQUIRE(text.ok());
+    CHECK(text->hints.checkpoint->dir == "/ckpt/caf\xef\xbf\xbd\xef\xbf\xbd");
+    CHECK(dump_job_record(text.value()) == dump_job_record(latin.value()));
+    for (const char *not_a_record : {"", "[1]", "{\"job_id\": \"77\"}", "{\"nodes\": \"n1\"}"}) {
+        INFO(not_a_record);
+        auto p = parse_job_record(not_a_record, "record.json");
+        REQUIRE_FALSE(p.ok());
+        CHECK_THAT(p.error().message(), Catch::StartsWith("record.json: record="));
+    }
 }
 
 TEST_CASE("running jobs' uplink load steers the next placement off their leaves",

@@ -1,13 +1,15 @@
 // The per-job record the select plugin writes when a job starts, and that ai-explain,
 // ai-resize, ai-elasticd and ai-recover read: <StateSaveLocation>/ai_select/jobs/<id>.json.
-// One type, one path function, one reader and one writer; the JSON keys are the file
-// format admins and tools already read (ai-explain --json prints it), so they stay.
+// One type, one path function, one parser and one printer of its text (used by the reader
+// and the writer, and fuzzed without the file system); the JSON keys are the file format
+// admins and tools already read (ai-explain --json prints it), so they stay.
 #pragma once
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -55,9 +57,14 @@ std::string job_record_path(const std::string &state_dir, std::uint32_t job_id);
 void to_json(nlohmann::json &j, const JobDecision &d);
 void from_json(const nlohmann::json &j, JobDecision &d);
 void to_json(nlohmann::json &j, const JobRecord &r);
-// Throws nlohmann::json::exception on a record of the wrong shape (read_job_record turns
+// Throws nlohmann::json::exception on a record of the wrong shape (parse_job_record turns
 // that into an InputError).
 void from_json(const nlohmann::json &j, JobRecord &r);
+
+// The record's text, as the file holds it; an error naming `source` when it is not JSON
+// or not a record. What dump_job_record writes reads back as the same record.
+Parsed<JobRecord> parse_job_record(std::string_view text, std::string_view source);
+std::string dump_job_record(const JobRecord &r);
 
 // The job's record; an error naming the file when it is missing, unreadable or not a
 // record (the job has not started, or was not placed by select/ai_cons_tres).
