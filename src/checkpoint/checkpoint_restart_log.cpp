@@ -121,12 +121,31 @@ std::string restart_log_path(const std::string &state_dir, std::uint32_t job_id)
     return state_paths::restart_log(state_dir, job_id);
 }
 
+RestartLog parse_restart_log(std::string_view text) {
+    RestartLog log;
+    text::LineReader lines(text);
+    for (std::string_view line; lines.next(line);) {
+        if (text::trim(line).empty())
+            continue;
+        try {
+            log.records.push_back(json::parse(line).get<RestartRecord>());
+        } catch (const json::exception &) {
+            ++log.bad_lines;
+        }
+    }
+    return log;
+}
+
+std::string dump_restart_record(const RestartRecord &r) {
+    return json_text(json(r)) + "\n";
+}
+
 std::optional<std::string> append_record(const std::string &path, const RestartRecord &r) {
     std::error_code ec;
     std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
     if (ec)
         return path + ": " + ec.message();
-    std::string line = json_text(json(r)) + "\n";
+    const std::string line = dump_restart_record(r);
     int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
     if (fd < 0)
         return path + ": " + std::strerror(errno);
@@ -140,24 +159,13 @@ std::optional<std::string> append_record(const std::string &path, const RestartR
 }
 
 Parsed<RestartLog> read_restart_log(const std::string &path) {
-    RestartLog log;
     std::error_code ec;
     if (!std::filesystem::exists(path, ec))
-        return log;
+        return RestartLog{};
     auto text = read_text_file(path, 64u << 20);
     if (!text)
         return text.error();
-    text::LineReader lines(text.value());
-    for (std::string_view line; lines.next(line);) {
-        if (text::trim(line).empty())
-            continue;
-        try {
-            log.records.push_back(json::parse(line).get<RestartRecord>());
-        } catch (const json::exception &) {
-            ++log.bad_lines;
-        }
-    }
-    return log;
+    return parse_restart_log(text.value());
 }
 
 std::string describe(const RestartRecord &r) {

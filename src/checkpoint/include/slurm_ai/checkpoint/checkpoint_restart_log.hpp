@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -44,13 +45,19 @@ void from_json(const nlohmann::json &j, RestartRecord &r);
 
 std::string restart_log_path(const std::string &state_dir, std::uint32_t job_id);
 
-// Appends one record (creating the directory and the file). Returns the error, if any.
-std::optional<std::string> append_record(const std::string &path, const RestartRecord &r);
-
 struct RestartLog {
     std::vector<RestartRecord> records;  // in file order
     std::size_t bad_lines = 0;           // lines that were not records
 };
+
+// The log's text, without the file system: a line that is not a record (a writer that
+// died mid-line, a hand edit) is skipped and counted, so no text is an error.
+RestartLog parse_restart_log(std::string_view text);
+// One record as its line of the log, newline included; parse_restart_log reads it back.
+std::string dump_restart_record(const RestartRecord &r);
+
+// Appends one record (creating the directory and the file). Returns the error, if any.
+std::optional<std::string> append_record(const std::string &path, const RestartRecord &r);
 // A missing file is an empty log; an unreadable one an error naming it.
 Parsed<RestartLog> read_restart_log(const std::string &path);
 
