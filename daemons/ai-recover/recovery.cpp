@@ -17,10 +17,9 @@
 #include <set>
 #include <thread>
 
-#include <nlohmann/json.hpp>
-
 #include "slurm_ai/checkpoint/checkpoint.hpp"
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+#include "slurm_ai/checkpoint/recover_run.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/state_paths.hpp"
@@ -33,8 +32,8 @@ namespace fs = std::filesystem;
 using checkpoint::Action;
 using checkpoint::Checkpoint;
 using checkpoint::JobView;
+using checkpoint::RecoverRun;
 using checkpoint::RestartRecord;
-using nlohmann::json;
 
 double now_s() {
     return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
@@ -45,43 +44,21 @@ void sleep_s(double s) {
     std::this_thread::sleep_for(std::chrono::duration<double>(s));
 }
 
-// What each run of a job held, kept by ai-recover itself: Slurm drops a failed node from a
-// --no-kill job's NodeList before the down trigger runs, and a job that grew holds nodes
-// the select plugin's record does not name.
-struct RunState {
-    std::int64_t run_start = 0;
-    std::set<std::string> nodes;
-    bool signalled = false;  // the time-limit checkpoint request went out for this run
-};
-
-fs::path run_path(const std::string &state_dir, std::uint32_t id) {
-    return state_paths::recover_runs(state_dir) / (std::to_string(id) + ".json");
-}
-
-RunState read_run(const std::string &state_dir, std::uint32_t id) {
-    RunState r;
-    auto text = read_text_file(run_path(state_dir, id).string(), 1u << 20);
+// What ai-recover remembers of the job's current run; nothing when there is no file yet
+// or a torn one (the run's bookkeeping starts over).
+RecoverRun read_run(const std::string &state_dir, std::uint32_t id) {
+    const std::string path = state_paths::recover_run(state_dir, id);
+    auto text = read_text_file(path, 1u << 20);
     if (!text)
-        return r;
-    try {
-        auto j = json::parse(text.value());
-        r.run_start = j.value("run_start", std::int64_t{0});
-        auto nodes = j.value("nodes", std::vector<std::string>{});
-        r.nodes.insert(nodes.begin(), nodes.end());
-        r.signalled = j.value("signalled", false);
-    } catch (const json::exception &) {
-        return RunState{};  // a torn file: start this run's bookkeeping over
-    }
-    return r;
+        return {};
+    auto run = checkpoint::parse_recover_run(text.value(), path);
+    return run ? std::move(run).value() : RecoverRun{};
 }
 
-void write_run(const std::string &state_dir, std::uint32_t id, const RunState &r) {
-    auto path = run_path(state_dir, id);
-    fs::create_directories(path.parent_path());
-    json j{{"run_start", r.run_start},
-           {"nodes", std::vector<std::string>(r.nodes.begin(), r.nodes.end())},
-           {"signalled", r.signalled}};
-    write_text_file_atomically(path.string(), j.dump() + "\n");
+void write_run(const std::string &state_dir, std::uint32_t id, const RecoverRun &r) {
+    const std::string path = state_paths::recover_run(state_dir, id);
+    fs::create_directories(fs::path(path).parent_path());
+    write_text_file_atomically(path, checkpoint::dump_recover_run(r));
 }
 
 // Serialises everything ai-recover does to one job across processes (two down triggers
@@ -132,7 +109,7 @@ struct Recovery::Job {
     JobHints hints;
     std::vector<std::string> record_nodes;
     double recorded_at = 0;
-    RunState run;
+    RecoverRun run;
 
     std::string dir() const {
         return checkpoint::expand_dir(hints.checkpoint->dir, std::to_string(view.job_id));
@@ -476,7 +453,7 @@ void Recovery::await_running(const Work &w, double failed_at, double deadline) {
     r.down_s = r.at - failed_at;
     r.reason = "restart " + std::to_string(v->restarts) + " on " + r.nodes;
     r.restarts = v->restarts;
-    RunState run;
+    RecoverRun run;
     run.run_start = v->start_time;
     run.nodes.insert(v->nodes.begin(), v->nodes.end());
     write_run(opt_.state_dir, id, run);
@@ -526,9 +503,9 @@ void Recovery::watch_once(double now) {
         JobLock lock(opt_.state_dir, id, false);
         if (!lock.held())
             continue;  // a recovery is under way; look again next time
-        RunState run = read_run(opt_.state_dir, id);
+        RecoverRun run = read_run(opt_.state_dir, id);
         if (run.run_start != j.view.start_time)
-            run = RunState{j.view.start_time, {}, false};
+            run = RecoverRun{j.view.start_time, {}, false};
         bool changed = false;
         for (const auto &n : j.view.nodes)
             changed = run.nodes.insert(n).second || changed;

@@ -12,6 +12,7 @@
 
 #include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
+#include "slurm_ai/checkpoint/recover_run.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 
@@ -427,4 +428,22 @@ TEST_CASE("fuzz regressions of the restart log replay cleanly", "[checkpoint][fu
         ++replayed;
     }
     CHECK(replayed > 0);
+}
+
+TEST_CASE("ai-recover's record of a run reads back, and a torn one is an error",
+          "[checkpoint][log]") {
+    RecoverRun run{1795352400, {"n2", "n1"}, true};
+    const std::string text = dump_recover_run(run);
+    CHECK(text == "{\"nodes\":[\"n1\",\"n2\"],\"run_start\":1795352400,\"signalled\":true}\n");
+    auto back = parse_recover_run(text, "runs/12.json");
+    REQUIRE(back.ok());
+    CHECK(back.value() == run);
+    CHECK(parse_recover_run("{}", "runs/12.json").value() == RecoverRun{});
+    for (const char *torn : {"{\"run_start\": 17953", "[]", "{\"run_start\": 1.5}",
+                             "{\"run_start\": 1e300}", "{\"nodes\": \"n1\"}"}) {
+        INFO(torn);
+        auto p = parse_recover_run(torn, "runs/12.json");
+        REQUIRE_FALSE(p.ok());
+        CHECK_THAT(p.error().message(), Catch::StartsWith("runs/12.json: run="));
+    }
 }

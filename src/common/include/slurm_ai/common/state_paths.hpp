@@ -48,9 +48,12 @@ inline std::string restart_log(const std::string &state, std::uint32_t job_id) {
 inline std::string recover_lock(const std::string &state, std::uint32_t job_id) {
     return (recover_dir(state) / "jobs" / (std::to_string(job_id) + ".lock")).string();
 }
-// What ai-recover remembers of a job's current run.
+// What ai-recover remembers of each job's current run (recover_run.hpp): one file a job.
 inline std::filesystem::path recover_runs(const std::string &state) {
     return recover_dir(state) / "runs";
+}
+inline std::string recover_run(const std::string &state, std::uint32_t job_id) {
+    return (recover_runs(state) / (std::to_string(job_id) + ".json")).string();
 }
 inline std::string recover_log(const std::string &state) {
     return (recover_dir(state) / "ai-recover.log").string();
