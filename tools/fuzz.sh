@@ -8,7 +8,10 @@
 #   tools/fuzz.sh [RUNS_PER_TARGET] [TARGET...]
 #       What CI runs: reproducible. Each target runs RUNS_PER_TARGET inputs (default
 #       10000) with its own fixed random seed, from the seeds alone (no corpus of earlier
-#       runs), so one commit gets the same verdict at every run, on any machine.
+#       runs), so one commit gets the same verdict at every run, on any machine. The
+#       targets of FUZZ_TWICE (default select_decide; "all", or "" for none) then run a
+#       second time into a fresh corpus, and the run fails unless both runs end with the
+#       same coverage and the same corpus.
 #   tools/fuzz.sh --explore SECONDS [TARGET...]
 #       Exploratory: a new random seed per target (printed, so a find can be replayed with
 #       -seed=), a time budget, and a corpus kept in the build directory across runs.
@@ -259,6 +262,77 @@ for nodes in sys.stdin.read().split():
 
 # A UBSan report is a failure, not a line in the log (the fuzz build recovers from UB).
 export UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1
+# The scratch directory of the targets that need one (select_decide records placed jobs):
+# this build's own, so that another checkout's run never removes it midway, and the same
+# name at every run.
+SLURM_AI_FUZZ_SCRATCH=$(realpath -m "$build/scratch")
+export SLURM_AI_FUZZ_SCRATCH
+twice=" ${FUZZ_TWICE-select_decide} "
+
+# Reproducible runs. Addresses reach the fuzzer: the compiled code compares pointers as
+# integers (a null check, a loop's end), and libFuzzer mutates inputs with the operands of
+# comparisons. So: no address space layout randomisation, where the kernel lets a process
+# turn it off; no RSS-watching thread (-rss_limit_mb=0: its start races with the first
+# inputs' malloc count, which decides whether libFuzzer runs an input again for leaks, a
+# run more or less), a single allocation over the limit still failing (-malloc_limit_mb);
+# and, without an RSS limit, no purge of the allocator's caches once a second
+# (-purge_allocator_interval=-1), which would move later allocations by the clock. The
+# stack's addresses move with the size of the environment, so a target sees only the
+# variables it needs, whoever calls this script. The targets' own time() stands still
+# (tests/fuzz/fixed_time.cpp).
+fixed=()
+flags=(-rss_limit_mb=2048)
+if [ $explore = 0 ]; then
+    flags=(-rss_limit_mb=0 -malloc_limit_mb=2048 -purge_allocator_interval=-1)
+    fixed=(env -i PATH=/usr/bin:/bin "UBSAN_OPTIONS=$UBSAN_OPTIONS"
+        "SLURM_AI_FUZZ_SCRATCH=$SLURM_AI_FUZZ_SCRATCH")
+    [ -z "${ASAN_OPTIONS:-}" ] || fixed+=("ASAN_OPTIONS=$ASAN_OPTIONS")
+    if setarch "$(uname -m)" -R true 2>/dev/null; then
+        fixed+=(setarch "$(uname -m)" -R)
+    else
+        echo "fuzz: cannot turn address randomisation off here (setarch -R): runs may differ" >&2
+    fi
+fi
+
+fuzz_run() {  # fuzz_run TARGET SEEDS CORPUS LOG LIMITS...: one libFuzzer run
+    local t=$1 seeds=$2 corpus=$3 log=$4
+    shift 4
+    "${fixed[@]}" "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "$@" -timeout=10 "${flags[@]}" \
+        -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 >"$log" 2>&1
+}
+
+final_coverage() {  # final_coverage LOG: "cov: N ft: M" of the run's last stats line
+    grep -E '^#[0-9]+[[:space:]].*cov: [0-9]+ ft: [0-9]+' "$1" | tail -n1 |
+        sed -E 's/.*(cov: [0-9]+ ft: [0-9]+).*/\1/'
+}
+
+# Runs the target again with the same seed and runs into a fresh corpus (a name of the same
+# length, so that nothing else differs), and compares the two runs' final coverage and
+# corpus (files named by their content's SHA-1).
+check_twice() {  # check_twice TARGET SEEDS CORPUS LOG LIMITS...
+    local t=$1 seeds=$2 corpus=$3 log=$4 again=$build/corpus-re/$t log2=$build/fuzz-$t.again.log
+    shift 4
+    rm -rf "$again"
+    mkdir -p "$again"
+    if ! fuzz_run "$t" "$seeds" "$again" "$log2" "$@"; then
+        echo "fuzz: $t: FAILED on its second run, with the same seed; log $log2" >&2
+        return 1
+    fi
+    local cov1 cov2 only
+    cov1=$(final_coverage "$log")
+    cov2=$(final_coverage "$log2")
+    only=$(diff <(ls "$corpus") <(ls "$again") | grep -c '^[<>]' || true)
+    if [ -z "$cov1" ] || [ "$cov1" != "$cov2" ] || [ "$only" -ne 0 ]; then
+        echo "fuzz: $t: NOT REPRODUCIBLE: the same seed and runs gave '$cov1' then '$cov2'," \
+            "and $only corpus file(s) in one run's corpus only ($corpus, $again; logs $log," \
+            "$log2). Something the target reaches reads a clock, a random source, an" \
+            "address or the file system: see docs/development.md, \"Fuzzing\"." >&2
+        return 1
+    fi
+    echo "fuzz: $t: reproducible: a second run with the same seed ended with the same" \
+        "coverage ($cov1) and the same $(ls "$corpus" | wc -l) corpus files"
+}
+
 failed=0
 for t in "${targets[@]}"; do
     seeds=$build/seeds/$t
@@ -284,20 +358,23 @@ for t in "${targets[@]}"; do
         limits=(-seed="$rseed" -max_total_time="$budget")
         what="${budget}s, seed $rseed"
     else
-        # A fresh corpus, and a seed of the target's own that never changes.
+        # A fresh corpus, and a seed of the target's own that never changes. No reread of
+        # the corpus directory every second (-reload=0): only this run writes there, but
+        # what the clock decides should not be libFuzzer's either.
         corpus=$build/corpus-ci/$t
         rm -rf "$corpus"
         mkdir -p "$corpus"
         rseed=$(printf '%s' "$t" | cksum | cut -d' ' -f1)
-        limits=(-seed="$rseed" -runs="$budget")
+        limits=(-seed="$rseed" -runs="$budget" -reload=0)
         what="seed $rseed"
     fi
-    if "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "${limits[@]}" -timeout=10 \
-        -rss_limit_mb=2048 -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 \
-        >"$log" 2>&1; then
+    if fuzz_run "$t" "$seeds" "$corpus" "$log" "${limits[@]}"; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         secs=$(sed -n 's/^stat::total_time_in_seconds*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n1)
         echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs ($what${secs:+, ${secs}s}), no crash"
+        if [ $explore = 0 ] && { [ "$twice" = " all " ] || [[ $twice == *" $t "* ]]; }; then
+            check_twice "$t" "$seeds" "$corpus" "$log" "${limits[@]}" || failed=1
+        fi
     else
         echo "fuzz: $t: FAILED ($what); input kept in $build/crashes/$t/; log $log:" >&2
         grep -E 'ERROR|SUMMARY|==[0-9]+==' "$log" | sed -n 1,15p >&2

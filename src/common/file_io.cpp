@@ -1,6 +1,7 @@
 #include "slurm_ai/common/file_io.hpp"
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -27,7 +28,12 @@ Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
 
 void write_text_file_atomically(const std::string &path, std::string_view text,
                                 const std::function<void(const std::string &)> &prepare) {
-    const std::string tmp = path + ".tmp." + std::to_string(getpid());
+    // The pid makes the name the process's own. The C library formats it, in a fixed
+    // width: neither its value nor its length passes through the suite's code, where a
+    // fuzz target that writes a file would see them differ from run to run.
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".tmp.%010ld", static_cast<long>(getpid()));
+    const std::string tmp = path + suffix;
     std::error_code ec;
     try {
         {

@@ -46,11 +46,17 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
     node_count = names.size();
     node_names = names;
 
-    // One fixed directory, each input's record removed after it: a random name (mkdtemp)
-    // or records of earlier inputs would change what the fuzzer sees from run to run.
-    state_dir = (std::filesystem::temp_directory_path() / "slurm-ai-fuzz-select-decide").string();
+    // Each input's record is removed after it. tools/fuzz.sh names a directory of its
+    // build's own (SLURM_AI_FUZZ_SCRATCH): another checkout's run never removes it midway,
+    // and its name is the same at every run (a name made per run, mkdtemp's or one with
+    // the pid, could reach the fuzzer through the strings it sees compared).
+    const char *scratch = std::getenv("SLURM_AI_FUZZ_SCRATCH");
+    state_dir = (scratch && *scratch ? std::filesystem::path(scratch)
+                                     : std::filesystem::temp_directory_path()) /
+                "slurm-ai-fuzz-select-decide";
     std::filesystem::remove_all(state_dir);
     std::filesystem::create_directories(state_dir);
+    std::atexit([] { std::filesystem::remove_all(state_dir); });
     const std::string conf = state_dir + "/ai_select.conf";
     std::ofstream(conf) << "Fabric=" << fabric << "\nNodeTopology=" SLURM_AI_TEST_INPUTS
                         << "/minicluster-node.xml\n";
