@@ -123,7 +123,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size
                 list += (list.empty() ? "" : ",") + std::to_string(4 + data[6] % 8);
             gpus += list.empty() ? "0" : list;
         }
-        service->record(state_dir, job.job_id, nodes, gpus, job.env, "");
+        service->record(state_dir, job.job_id, nodes, gpus, job.env);
         std::filesystem::remove(slurm_ai::job_record_path(state_dir, job.job_id));
     }
     service->forget(job.job_id);
