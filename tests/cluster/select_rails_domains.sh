@@ -89,7 +89,10 @@ expect_eq "ranks, GPUs and NICs on whole nodes" "0 0 0 =mlx5_0
 7 3 3 =mlx5_1" "$(sort -n "$WORK/whole.out")"
 
 # --- 2. a TP group inside one NVLink domain -----------------------------------------------
-printf '%s\n' "NvlinkDomain=n[3-6]" "NvlinkDomain=n[1-2,7-8]" "NvlinkGbps=7200" >>"$base/etc/ai_select.conf"
+# The search's time bound raised: on a loaded machine (CI runs tests side by side) 5 ms can
+# cut the search short, and these checks are about where the engine places, not how fast.
+printf '%s\n' "NvlinkDomain=n[3-6]" "NvlinkDomain=n[1-2,7-8]" "NvlinkGbps=7200" \
+    "TimeBudgetMs=1000" >>"$base/etc/ai_select.conf"
 reconfigure_until "$base/log/slurmctld.log" "ai_cons_tres: loaded" 20 ||
     fail "slurmctld did not reload ai_select.conf: $(tail -n 5 "$base/log/slurmctld.log")"
 hold -w n1 --exclusive

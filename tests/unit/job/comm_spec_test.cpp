@@ -104,7 +104,7 @@ TEST_CASE("a bad value names its field and the value", "[comm]") {
     CHECK(algo.error().expected == "one of ring, tree, hierarchical, auto");
 }
 
-TEST_CASE("--ai-comm's help lists every pattern with its keys", "[comm]") {
+TEST_CASE("the help of --ai-comm lists every pattern with its keys", "[comm]") {
     const std::string help = comm_help();
     CHECK_THAT(help, Catch::StartsWith("allreduce[:bytes=SIZE,algo=ring|tree|hierarchical|auto,"
                                        "compute=TIME], pipeline[:stages=N,microbatches=N,"));
