@@ -216,6 +216,20 @@ for n in (1, 5, len(hosts)):
                 "classes": {(cls or ["other"])[0]: 1 + i % 3}}
     print(json.dumps({"version": 2, "failures": g}))' "$data/failures/infinitehbd-fault-trace.json" |
                 while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
+        state_records)  # job records, ai-elasticd's state and ai-recover's runs on the fabric's hosts
+            hosts_of_fabric | sort -u | sed -n 1,6p | python3 -c '
+import json, sys
+for i, h in enumerate(sys.stdin.read().split()):
+    print(json.dumps({"job_id": 100 + i, "nodes": h, "gpus": h + ":0,1", "hints": {},
+                      "options": {"ai-comm": "allreduce"}, "hint_errors": [],
+                      "recorded_at": 1795352400 + i, "decision": None,
+                      "cons_tres_would_choose": h}))
+    print(json.dumps({"version": 1, "grows": [{"job_id": 100 + i, "expansion_id": 200 + i,
+                      "add": 1 + i, "nodes_before": 2, "deadline": 1795352481,
+                      "reason": "grow " + h}], "last_resize": {str(100 + i): 1795352400},
+                      "gangs_released": [f"{1000 + i}:{h}"], "failures_handled": [100 + i]}))
+    print(json.dumps({"run_start": 1795352400 + i, "nodes": [h], "signalled": i % 2 == 0}))' |
+                while read -r line; do printf '%s' "$line" | seed "$d"; done ;;
         gang_file)  # gangs of the fabric's hosts' users in each state, as the plugin writes them
             hosts_of_fabric | sort -u | sed -n 1,6p | python3 -c '
 import json, sys
