@@ -23,6 +23,8 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
+#include "select_decide_input.hpp"
+
 namespace {
 
 slurm_ai::SelectService *service;
@@ -71,34 +73,12 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t *data, std::size_t size) {
-    if (size < 8)
+    auto in = slurm_ai::fuzz::decide_input(
+        std::string_view(reinterpret_cast<const char *>(data), size), node_count);
+    if (!in)
         return 0;
-    slurm_ai::SelectJob job;
-    job.job_id = data[0];
-    job.min_nodes = 1 + data[1] % 16;
-    job.max_nodes = job.min_nodes + data[2] % 4;
-    job.gpus_per_node = data[3] % 6;
-    job.total_gpus = data[4] % 2 ? job.gpus_per_node * job.min_nodes : data[4] / 2;
-    job.tasks = 1 + data[5] % 64;
-    job.pending_s = data[6] * 10u;
-    // The free view: a pattern of usable nodes and free GPUs from one byte.
-    std::vector<slurm_ai::SelectNode> view(node_count);
-    for (std::size_t i = 0; i < node_count; ++i) {
-        const unsigned bits = (data[7] + i * 37u) % 251u;
-        view[i].usable = bits % 5 != 0;
-        view[i].free_gpus = bits % 16;
-        view[i].weight = 1 + bits % 3;
-    }
-    std::vector<std::string> lines;
-    std::string_view rest(reinterpret_cast<const char *>(data + 8), size - 8);
-    while (!rest.empty()) {
-        auto nl = rest.find('\n');
-        lines.emplace_back(rest.substr(0, nl));
-        rest = nl == std::string_view::npos ? std::string_view() : rest.substr(nl + 1);
-    }
-    for (const auto &l : lines)
-        job.env.push_back(l.c_str());
-
+    const slurm_ai::SelectJob &job = in->job;
+    const std::vector<slurm_ai::SelectNode> &view = in->view;
     auto out = service->decide(job, view);
     if (out.kind == slurm_ai::SelectOutcome::Kind::kPlaced) {
         std::set<int> seen;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 #include <catch2/catch.hpp>
 
+#include "fuzz/select_decide_input.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 
@@ -183,30 +184,10 @@ TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[ser
         INFO(entry.path().string());
         const std::string text = read(entry.path());
         REQUIRE(text.size() >= 8);
-        const auto *d = reinterpret_cast<const unsigned char *>(text.data());
-        // The same decoding as tests/fuzz/fuzz_select_decide.cpp.
-        SelectJob job;
-        job.job_id = d[0];
-        job.min_nodes = 1 + d[1] % 16;
-        job.max_nodes = job.min_nodes + d[2] % 4;
-        job.gpus_per_node = d[3] % 6;
-        job.total_gpus = d[4] % 2 ? job.gpus_per_node * job.min_nodes : d[4] / 2;
-        job.tasks = 1 + d[5] % 64;
-        job.pending_s = d[6] * 10u;
-        std::vector<SelectNode> view(names.size());
-        for (std::size_t i = 0; i < names.size(); ++i) {
-            const unsigned bits = (d[7] + i * 37u) % 251u;
-            view[i] =
-                SelectNode{bits % 5 != 0, bits % 16, 1 + static_cast<std::uint32_t>(bits % 3), 0};
-        }
-        std::vector<std::string> lines;
-        std::string rest = text.substr(8);
-        for (std::size_t nl; (nl = rest.find('\n')) != std::string::npos; rest.erase(0, nl + 1))
-            lines.push_back(rest.substr(0, nl));
-        if (!rest.empty())
-            lines.push_back(rest);
-        for (const auto &l : lines)
-            job.env.push_back(l.c_str());
+        auto in = fuzz::decide_input(text, names.size());
+        REQUIRE(in);
+        const SelectJob &job = in->job;
+        const std::vector<SelectNode> &view = in->view;
         auto out = s.decide(job, view);
         if (out.kind == SelectOutcome::Kind::kPlaced) {
             // The same oracle: within the node range slurmctld accepts for the job.
