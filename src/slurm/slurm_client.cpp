@@ -32,7 +32,7 @@ extern "C" void slurm_conf_unlock(void);
 namespace slurm_ai {
 namespace {
 
-using Clock = std::chrono::steady_clock;
+using SteadyClock = std::chrono::steady_clock;
 
 std::string str(const char *s) {
     return s ? s : "";
@@ -159,12 +159,12 @@ SlurmClient::~SlurmClient() {
 
 template <class F>
 void SlurmClient::with_retry(const char *what, std::uint32_t job_id, F &&call) {
-    const auto deadline = Clock::now() + std::chrono::seconds(retry_s_);
+    const auto deadline = SteadyClock::now() + std::chrono::seconds(retry_s_);
     for (;;) {
         if (call() == SLURM_SUCCESS)
             return;
         int e = errno;  // libslurm sets it (slurm_get_errno() is gone from 24.11)
-        if (!transient(e) || Clock::now() >= deadline)
+        if (!transient(e) || SteadyClock::now() >= deadline)
             fail(std::string(what) + (job_id ? " of job " + std::to_string(job_id) : ""), e);
         std::this_thread::sleep_for(std::chrono::seconds(1));
     }
