@@ -1,6 +1,5 @@
 #include "select_bridge.h"
 
-#include <chrono>
 #include <map>
 #include <string>
 #include <vector>
@@ -57,11 +56,6 @@ void fill_outcome(const slurm_ai::SelectOutcome &o, uint32_t node_count, ai_outc
     out->req_nodes = o.req_nodes;
     copy_message(out->reason, sizeof out->reason, o.reason);
     copy_message(out->comment, sizeof out->comment, o.comment);
-}
-
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
 }
 
 }  // namespace
@@ -134,7 +128,7 @@ extern "C" int ai_select_forget(uint32_t job_id, char *err, size_t errlen) {
 extern "C" int ai_select_note_failure(const char *node, const char *reason, int down, char *err,
                                       size_t errlen) {
     return guarded(err, errlen, [&] {
-        return service().note_failure(node ? node : "", now_s(), reason ? reason : "", down != 0)
+        return service().note_failure(node ? node : "", service().clock().wall_s(), reason ? reason : "", down != 0)
                    ? 1
                    : 0;
     });

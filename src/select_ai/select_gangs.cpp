@@ -21,13 +21,12 @@ SelectOutcome gang_waits(std::string reason) {
 
 }  // namespace
 
-std::vector<GangMember> SelectService::gang_members(const GangSpec &spec,
-                                                    std::span<const SelectGangMember> members) {
+std::vector<GangMember> SelectService::gang_members(std::span<const SelectGangMember> members) {
     std::vector<GangMember> out;
     for (const auto &m : members) {
         const auto &s = options(m.job.job_id, m.job.env).hints.gang;
-        if (!s || s->name != spec.name)
-            continue;
+        if (!s)
+            continue;  // GangBook::judge leaves out those of another gang
         GangMember g = m.facts;
         g.job_id = m.job.job_id;
         g.spec = *s;
@@ -108,7 +107,7 @@ SelectOutcome SelectService::decide_gang(const SelectJob &job, std::uint32_t use
     }
     const std::string key = gang_key(user_id, spec->name);
     const GangVerdict verdict =
-        gangs_.judge(key, user_id, *spec, gang_members(*spec, members), now);
+        gangs_.judge(key, user_id, *spec, gang_members(members), now);
     if (verdict.state == GangState::kWaiting || verdict.state == GangState::kTimedOut) {
         gangs_.drop_unstarted_plan(key);  // a member left before the gang started
         return gang_waits(verdict.reason);

@@ -68,6 +68,7 @@ class SelectService {
     // (EngineOptions::work_budget). The defaults are production's; the fuzz targets pass
     // a fixed clock and a work budget, so that an input takes the same path at every run.
     explicit SelectService(Clock clock = {}, std::uint32_t work_budget = 0);
+    const Clock &clock() const { return clock_; }
     ~SelectService();
 
     // Reads the configuration and the topology it names. On any error the previous
@@ -172,9 +173,9 @@ class SelectService {
                          const ClusterState &state);
 
     GangBook gangs_;  // verdicts and plans; gangs.json. select_gangs.cpp.
-    // The members the gang library judges: those that declared the job's gang.
-    std::vector<GangMember> gang_members(const GangSpec &spec,
-                                         std::span<const SelectGangMember> members);
+    // The jobs with an --ai-gang as the gang library's members (GangBook::judge keeps
+    // those of the job's own gang).
+    std::vector<GangMember> gang_members(std::span<const SelectGangMember> members);
     // The gang's members placed together on `state` (place_gang) and kept as its plan;
     // the job's own outcome (nullopt when the job is not among the parts), or kWait with
     // why they do not fit together now. select_gangs.cpp.
