@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <limits>
-#include <set>
 
 namespace slurm_ai::detail {
 
@@ -21,16 +20,21 @@ LedgerScope::~LedgerScope() {
 FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vector<GpuRef> ranks,
                      const ClusterState *state, UplinkLedger *ledger)
     : graph_(&graph), c_(c), ranks_(std::move(ranks)), state_(state), ledger_(ledger) {
-    std::unordered_map<int, int> slot;
+    std::unordered_map<int, int> slot;  // host -> its index in hosts_
     leaf_.reserve(ranks_.size());
     for (int r = 0; r < static_cast<int>(ranks_.size()); ++r) {
-        int h = ranks_[r].host;
-        auto [it, fresh] = slot.try_emplace(h, static_cast<int>(hosts_.size()));
-        if (fresh) {
-            hosts_.push_back(h);
-            by_host_.emplace_back();
+        const int h = ranks_[r].host;
+        // A host's ranks usually follow each other: the map is asked once per host.
+        int at = static_cast<int>(hosts_.size()) - 1;
+        if (hosts_.empty() || hosts_.back() != h) {
+            auto [it, fresh] = slot.try_emplace(h, static_cast<int>(hosts_.size()));
+            if (fresh) {
+                hosts_.push_back(h);
+                by_host_.emplace_back();
+            }
+            at = it->second;
         }
-        by_host_[it->second].push_back(r);
+        by_host_[at].push_back(r);
         int port = graph.gpu_port(ranks_[r]);
         leaf_.push_back(port < 0 ? -1 : graph.ports(h)[port].leaf);
     }
@@ -42,9 +46,11 @@ FlowModel::FlowModel(const ClusterGraph &graph, const CostConstants &c, std::vec
     // rate (one host link where the topology names no NIC).
     for (std::size_t i = 0; i < hosts_.size(); ++i) {
         int h = hosts_[i];
-        std::set<int> nics;
+        std::vector<int> nics;
         for (int r : by_host_[i])
-            nics.insert(graph.gpu_nic(ranks_[r]));
+            nics.push_back(graph.gpu_nic(ranks_[r]));
+        std::sort(nics.begin(), nics.end());
+        nics.erase(std::unique(nics.begin(), nics.end()), nics.end());
         double sum = 0;
         for (int n : nics)
             sum += nic_cap_gbs(h, n);

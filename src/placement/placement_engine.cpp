@@ -119,11 +119,20 @@ double PlacementEngine::lower_bound(const JobDemand &d) const {
 }
 
 void PlacementEngine::score(const JobDemand &d, const ClusterState *state, Placement &p) const {
+    score_comm(d, state, lower_bound(d), p);
+    score_risk(d, state, p);
+}
+
+void PlacementEngine::score_comm(const JobDemand &d, const ClusterState *state,
+                                 double lower_bound_s, Placement &p) const {
     auto est = cost_.estimate(d, p, state);
     p.comm_s = est.seconds;
-    p.algorithm = est.algorithm;
-    p.lower_bound_s = std::min(lower_bound(d), p.comm_s);
+    p.algorithm = std::move(est.algorithm);
+    p.lower_bound_s = std::min(lower_bound_s, p.comm_s);
     p.efficiency = p.comm_s > 0 ? p.lower_bound_s / p.comm_s : 1.0;
+}
+
+void PlacementEngine::score_risk(const JobDemand &d, const ClusterState *state, Placement &p) const {
     p.risk = risk_.estimate(d, p, state).per_day;
 }
 
@@ -179,13 +188,15 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     p->decision_ms = clock_.steady_ms() - start_ms;
 
     if (engine) {
-        lower_bound(d);
-        const auto &ideal = cache_->ideal.at(shape_key(d));
-        if (d.locality.hard && span_level(*graph_, p->hosts) > ideal.level) {
-            out.wait = true;
-            out.reason = "hard locality: waits for hosts under one level-" +
-                         std::to_string(ideal.level) + " switch";
-            return out;
+        if (d.locality.hard) {
+            lower_bound(d);
+            const int level = cache_->ideal.at(shape_key(d)).level;
+            if (span_level(*graph_, p->hosts) > level) {
+                out.wait = true;
+                out.reason = "hard locality: waits for hosts under one level-" +
+                             std::to_string(level) + " switch";
+                return out;
+            }
         }
         // Under min_efficiency the job waits: for its soft locality's WAIT, else (held for
         // placement) while waiting has cost it less than this placement would.

@@ -86,13 +86,24 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     const ClusterGraph &g = e.graph();
     const double host_rate = e.risk_model().constants().host_per_day;
     risk_weight *= risk_weight > 0 ? failure_evidence(c.state, host_rate) : 0;
+    const bool weigh_risk = risk_weight > 0;
+    const double ideal_s = e.lower_bound(c.demand);
 
-    auto evaluate = [&](std::vector<int> hosts) {
+    // A placement's hosts with their GPUs, not yet scored; then scored.
+    auto assembled = [&](std::vector<int> hosts) {
+        return Scored{assemble(c, std::move(hosts), true), 0};
+    };
+    auto score = [&](Scored &s) {
         budget.spend();
-        Scored s{assemble(c, std::move(hosts), true), 0};
-        e.score(c.demand, &c.state, s.p);
-        s.objective =
-            (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) + risk_weight * s.p.risk / host_rate;
+        e.score_comm(c.demand, &c.state, ideal_s, s.p);
+        if (weigh_risk)  // else only the placement kept needs its risk
+            e.score_risk(c.demand, &c.state, s.p);
+        s.objective = (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) +
+                      risk_weight * s.p.risk / host_rate;
+    };
+    auto evaluate = [&](std::vector<int> hosts) {
+        Scored s = assembled(std::move(hosts));
+        score(s);
         return s;
     };
 
@@ -105,18 +116,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         fits.push_back(std::move(fit));
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
     // risk term may trade efficiency only down to it.
-    std::vector<Scored> candidates;
-    std::vector<std::vector<int>> seen;  // host sets already scored: rivals often repeat one
-    for (auto &fit : fits) {
-        std::sort(fit.hosts.begin(), fit.hosts.end());
-        if (std::find(seen.begin(), seen.end(), fit.hosts) != seen.end())
-            continue;
-        seen.push_back(fit.hosts);
-        candidates.push_back(evaluate(fit.hosts));
-        if (budget.exhausted())
-            break;
-    }
-    const double floor = candidates.front().p.efficiency;
+    double floor = 0;
     auto admissible = [&](const Scored &s) { return s.p.efficiency >= floor - 1e-12; };
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
@@ -126,10 +126,32 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
             return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
         return a.objective < b.objective;
     };
-    Scored best = candidates.front();
-    for (auto &s : candidates)
-        if (better(s, best))
-            best = s;
+    // No objective is below 1 without a risk term (communication at best the ideal's): a
+    // rival of a best at 1 can only tie it, and a tie goes to the placement that takes
+    // less from the sizes waiting, so a rival that takes no less is not scored.
+    auto cannot_win = [&](const Scored &s, const Scored &best) {
+        return !weigh_risk && best.objective < 1 + 1e-9 &&
+               s.destroyed_of(c.state) >= best.destroyed_of(c.state) - 1e-9;
+    };
+    std::optional<Scored> kept;
+    std::vector<std::vector<int>> seen;  // host sets already met: rivals often repeat one
+    for (auto &fit : fits) {
+        std::sort(fit.hosts.begin(), fit.hosts.end());
+        if (std::find(seen.begin(), seen.end(), fit.hosts) != seen.end())
+            continue;
+        seen.push_back(fit.hosts);
+        Scored s = assembled(fit.hosts);
+        if (kept && cannot_win(s, *kept))
+            continue;
+        score(s);
+        if (!kept)
+            floor = s.p.efficiency;
+        if (!kept || better(s, *kept))
+            kept = std::move(s);
+        if (budget.exhausted())
+            break;
+    }
+    Scored best = std::move(*kept);
 
     // Local search: swap one host for an eligible host under the same or a sibling
     // leaf, first improvement, until nothing improves or the budget is spent.
@@ -158,6 +180,8 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
                 for (int h : spare) {
                     if (budget.exhausted())
                         break;
+                    if (interchangeable_hosts(c, best.p.hosts[i], h))
+                        continue;  // the same placement but for the host's place in the ring
                     auto hosts = best.p.hosts;
                     hosts[i] = h;
                     Scored s = evaluate(hosts);
@@ -170,6 +194,8 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
             }
         }
     }
+    if (!weigh_risk)
+        e.score_risk(c.demand, &c.state, best.p);
     return best.p;
 }
 

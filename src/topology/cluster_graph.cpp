@@ -153,6 +153,8 @@ Parsed<ClusterGraph> ClusterGraph::build(Fabric fabric, std::map<std::string, No
     }
     for (const auto &t : g.topologies)
         g.nic_of_gpu.emplace(t.get(), t->gpu_nic_pairing());
+    for (const NodeTopology *t : g.host_topology)
+        g.host_gpu_nic.push_back(&g.nic_of_gpu.at(t));
 
     // Vertices: switches, then hosts, then each host's GPUs (and NVSwitch domain).
     for (std::size_t s = 0; s < S; ++s)

@@ -72,8 +72,8 @@ struct ClusterGraph::Impl {
     std::unordered_map<std::string, int> host_by_name;
     std::vector<const NodeTopology *> host_topology;  // host -> topology (owned below)
     std::vector<std::unique_ptr<NodeTopology>> topologies;
-    std::vector<std::vector<int>> pairing;  // per distinct topology, by pointer
     std::unordered_map<const NodeTopology *, std::vector<int>> nic_of_gpu;
+    std::vector<const std::vector<int> *> host_gpu_nic;  // host -> its topology's nic_of_gpu
     int gpus = 0;
 
     // Switch tables, indexed by switch number s (0..S-1).

@@ -162,7 +162,7 @@ int ClusterGraph::nic_port(int host, int nic) const {
 }
 int ClusterGraph::gpu_nic(GpuRef g) const {
     const Impl &i = *impl_;
-    return g.gpu < 0 ? -1 : i.nic_of_gpu.at(i.host_topology[g.host])[g.gpu];
+    return g.gpu < 0 ? -1 : (*i.host_gpu_nic[g.host])[g.gpu];
 }
 int ClusterGraph::nvlink_domain(int host) const {
     return impl_->domain_of[host];

@@ -114,6 +114,13 @@ class PlacementEngine {
 
     // Fills comm_s, lower_bound_s, efficiency, risk and algorithm of a placement.
     void score(const JobDemand &demand, const ClusterState *state, Placement &p) const;
+    // score() in its two parts, for a search that scores many placements of one job:
+    // comm_s, lower_bound_s, efficiency and algorithm against the job's lower bound
+    // (looked up once by the caller), and risk (which a search without a risk term needs
+    // only for the placement it keeps).
+    void score_comm(const JobDemand &demand, const ClusterState *state, double lower_bound_s,
+                    Placement &p) const;
+    void score_risk(const JobDemand &demand, const ClusterState *state, Placement &p) const;
     // The job's communication time ideally placed on an empty cluster (cached per shape).
     double lower_bound(const JobDemand &demand) const;
 
