@@ -88,6 +88,23 @@ TEST_CASE("the engine keeps a rack whole for the size that waits, best fit other
     auto tree = engine.place(four, s, *make_policy("tree-bestfit"));
     REQUIRE(tree.placement);
     CHECK(g.host_name(tree.placement->hosts[0]).starts_with("node11"));
+
+    // A third rack with four trays free keeps the 8-GPU job's room too: of the two that
+    // take nothing from it, the tighter (B). The engine does not score a rival that takes
+    // no less than its best at the ideal; what it keeps carries score()'s figures.
+    s = only(g, {{"node1101", 0xf}, {"node1102", 0xf}, {"node2101", 0xf}, {"node2102", 0xf},
+                 {"node2103", 0xf}, {"node2104", 0xf}, {"node1201", 0xf}, {"node1202", 0xf},
+                 {"node1203", 0xf}});
+    s.wanted = {{8, 1}};
+    auto tight = engine.place(four, s);
+    REQUIRE(tight.placement);
+    CHECK(g.host_name(tight.placement->hosts[0]).starts_with("node12"));
+    Placement rescored = *tight.placement;
+    engine.score(four, &s, rescored);
+    CHECK(tight.placement->comm_s == rescored.comm_s);
+    CHECK(tight.placement->efficiency == rescored.efficiency);
+    CHECK(tight.placement->risk == rescored.risk);
+    CHECK(tight.placement->risk > 0);
 }
 
 TEST_CASE("GPUs by count: the engine takes the tray that fits tightest, keeping whole ones whole",
