@@ -13,6 +13,7 @@
 
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/common/text_scan.hpp"
@@ -70,32 +71,6 @@ void to_json(json &j, const RestartRecord &r) {
     j["restarts"] = r.restarts;
 }
 
-namespace {
-
-// A whole number of type T, or a json::type_error like the library's own (get<T>() on a
-// huge or fractional number would be undefined behaviour, not an error).
-template <class T>
-T whole(const json &j, const char *key, T fallback) {
-    if (!j.contains(key))
-        return fallback;
-    const json &v = j[key];
-    bool fits = false;
-    if (v.is_number_unsigned())
-        fits = v.get<std::uint64_t>() <= static_cast<std::uint64_t>(std::numeric_limits<T>::max());
-    else if (v.is_number_integer())
-        fits = v.get<std::int64_t>() >= static_cast<std::int64_t>(std::numeric_limits<T>::min()) &&
-               (v.get<std::int64_t>() < 0 ||
-                static_cast<std::uint64_t>(v.get<std::int64_t>()) <=
-                    static_cast<std::uint64_t>(std::numeric_limits<T>::max()));
-    if (!fits)
-        throw json::type_error::create(
-            302, std::string(key) + " must be a whole number that fits, not " + v.dump(), &v);
-    return v.is_number_unsigned() ? static_cast<T>(v.get<std::uint64_t>())
-                                  : static_cast<T>(v.get<std::int64_t>());
-}
-
-}  // namespace
-
 void from_json(const json &j, RestartRecord &r) {
     r = RestartRecord{};
     r.at = j.at("at").get<double>();
@@ -106,15 +81,15 @@ void from_json(const json &j, RestartRecord &r) {
     r.survivors = j.value("survivors", "");
     r.excluded = j.value("excluded", "");
     r.checkpoint = j.value("checkpoint", "");
-    r.run_start = whole<std::int64_t>(j, "run_start", 0);
+    r.run_start = json_whole<std::int64_t>(j, "run_start", 0);
     r.failed = j.value("failed", std::vector<std::string>{});
     if (j.contains("step_before"))
-        r.step_before = whole<std::uint64_t>(j, "step_before", 0);
+        r.step_before = json_whole<std::uint64_t>(j, "step_before", 0);
     if (j.contains("step_after"))
-        r.step_after = whole<std::uint64_t>(j, "step_after", 0);
+        r.step_after = json_whole<std::uint64_t>(j, "step_after", 0);
     r.waited_s = j.value("waited_s", 0.0);
     r.down_s = j.value("down_s", 0.0);
-    r.restarts = whole<decltype(r.restarts)>(j, "restarts", 0);
+    r.restarts = json_whole<decltype(r.restarts)>(j, "restarts", 0);
 }
 
 std::string restart_log_path(const std::string &state_dir, std::uint32_t job_id) {

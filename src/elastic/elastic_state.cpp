@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
 
 namespace slurm_ai {
@@ -54,17 +55,17 @@ Parsed<ElasticdState> parse_elasticd_state(std::string_view text, std::string_vi
         ElasticdState s;
         for (const auto &g : j.at("grows"))
             s.grows.push_back(
-                {g.at("job_id").get<std::uint32_t>(), g.at("expansion_id").get<std::uint32_t>(),
-                 g.at("add").get<std::uint32_t>(), g.at("nodes_before").get<std::uint32_t>(),
-                 g.at("deadline").get<std::int64_t>(), g.value("reason", std::string())});
+                {json_whole<std::uint32_t>(g, "job_id"), json_whole<std::uint32_t>(g, "expansion_id"),
+                 json_whole<std::uint32_t>(g, "add"), json_whole<std::uint32_t>(g, "nodes_before"),
+                 json_whole<std::int64_t>(g, "deadline"), g.value("reason", std::string())});
         for (const auto &[job, t] : j.at("last_resize").items()) {
             auto id = number<std::uint32_t>(job);
             if (id == 0)
                 return bad("last_resize", job, "job ids as keys");
-            s.last_resize[id] = t.get<std::int64_t>();
+            s.last_resize[id] = json_whole_value<std::int64_t>(t, "last_resize");
         }
         s.gangs_released = j.at("gangs_released").get<std::set<std::string>>();
-        s.failures_handled = j.at("failures_handled").get<std::set<std::uint32_t>>();
+        s.failures_handled = json_whole_set<std::uint32_t>(j, "failures_handled");
         return s;
     } catch (const json::exception &e) {
         return bad("state", std::string(text.substr(0, 40)),

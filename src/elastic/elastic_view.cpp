@@ -11,6 +11,7 @@
 
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 
@@ -60,11 +61,11 @@ Parsed<ResizeView> parse_job_view(std::string_view text, std::string_view source
         return bad("view", "a JSON object");
     try {
         ResizeView v;
-        v.job_id = j.at("job_id").get<std::uint32_t>();
-        v.generation = j.at("generation").get<std::uint64_t>();
+        v.job_id = json_whole<std::uint32_t>(j, "job_id");
+        v.generation = json_whole<std::uint64_t>(j, "generation");
         v.nodes = j.at("nodes").get<std::vector<std::string>>();
-        v.procs_per_node = j.at("procs_per_node").get<std::uint32_t>();
-        v.updated_at = j.value("updated_at", std::int64_t{0});
+        v.procs_per_node = json_whole<std::uint32_t>(j, "procs_per_node");
+        v.updated_at = json_whole<std::int64_t>(j, "updated_at", 0);
         v.reason = j.value("reason", std::string());
         return v;
     } catch (const json::exception &e) {

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 
@@ -34,20 +35,21 @@ void to_json(json &j, const GangRecord &g) {
 void from_json(const json &j, GangRecord &g) {
     g = GangRecord{};
     g.key = j.at("key").get<std::string>();
-    g.user_id = j.at("user_id").get<std::uint32_t>();
+    g.user_id = json_whole<std::uint32_t>(j, "user_id");
     g.spec.name = j.at("name").get<std::string>();
-    g.spec.size = j.at("size").get<std::uint32_t>();
-    g.spec.timeout_s = j.value("timeout_s", std::uint32_t{0});
+    g.spec.size = json_whole<std::uint32_t>(j, "size");
+    g.spec.timeout_s = json_whole<std::uint32_t>(j, "timeout_s", 0);
     g.spec.keep_on_failure = j.value("onfail", std::string("kill")) == "keep";
-    g.members = j.value("members", std::set<std::uint32_t>{});
+    if (j.contains("members"))
+        g.members = json_whole_set<std::uint32_t>(j, "members");
     const auto status = j.at("status").get<std::string>();
     auto state = gang_state_from(status);
     if (!state)
         throw std::invalid_argument("status='" + status + "': expected " + gang_state_list());
     g.state = *state;
     g.reason = j.value("reason", std::string());
-    g.deadline = j.value("deadline", std::int64_t{0});
-    g.updated = j.value("updated", std::int64_t{0});
+    g.deadline = json_whole<std::int64_t>(j, "deadline", 0);
+    g.updated = json_whole<std::int64_t>(j, "updated", 0);
 }
 
 std::string dump_gang_file(std::span<const GangRecord> gangs) {

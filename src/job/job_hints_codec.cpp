@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/job/job_hints.hpp"
 
 namespace slurm_ai {
@@ -43,23 +44,26 @@ void from_json(const nlohmann::json &j, JobHints &h) {
         h.dag_file = j.at("dag_file").get<std::string>();
     if (j.contains("elastic")) {
         const auto &e = j.at("elastic");
-        h.elastic = ElasticSpec{e.at("min_nodes").get<std::uint32_t>(),
-                                e.at("max_nodes").get<std::uint32_t>(), e.value("signal", 0)};
+        h.elastic = ElasticSpec{json_whole<std::uint32_t>(e, "min_nodes"),
+                                json_whole<std::uint32_t>(e, "max_nodes"),
+                                json_whole<int>(e, "signal", 0)};
     }
     if (j.contains("gang")) {
         const auto &g = j.at("gang");
-        h.gang = GangSpec{g.at("name").get<std::string>(), g.at("size").get<std::uint32_t>(),
-                          g.value("timeout_s", 0u), g.value("onfail", std::string()) == "keep"};
+        h.gang = GangSpec{g.at("name").get<std::string>(), json_whole<std::uint32_t>(g, "size"),
+                          json_whole<std::uint32_t>(g, "timeout_s", 0),
+                          g.value("onfail", std::string()) == "keep"};
     }
     if (j.contains("checkpoint")) {
         const auto &c = j.at("checkpoint");
-        h.checkpoint = CheckpointSpec{c.at("dir").get<std::string>(), c.at("signal").get<int>(),
-                                      c.at("signal_before_s").get<std::uint32_t>(),
-                                      c.at("keep").get<std::uint32_t>()};
+        h.checkpoint = CheckpointSpec{c.at("dir").get<std::string>(), json_whole<int>(c, "signal"),
+                                      json_whole<std::uint32_t>(c, "signal_before_s"),
+                                      json_whole<std::uint32_t>(c, "keep")};
     }
     if (j.contains("locality")) {
         const auto &l = j.at("locality");
-        h.locality = LocalitySpec{l.at("mode").get<std::string>() == "hard", l.value("wait_s", 0u)};
+        h.locality = LocalitySpec{l.at("mode").get<std::string>() == "hard",
+                                  json_whole<std::uint32_t>(l, "wait_s", 0)};
     }
 }
 

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 
@@ -64,12 +65,12 @@ void to_json(json &j, const JobRecord &r) {
 
 void from_json(const json &j, JobRecord &r) {
     r = JobRecord{};
-    r.job_id = j.at("job_id").get<std::uint32_t>();
+    r.job_id = json_whole<std::uint32_t>(j, "job_id");
     r.nodes = j.value("nodes", std::string());
     r.gpus = j.value("gpus", std::string());
     if (j.contains("hints")) {
         r.hints = j.at("hints").get<JobHints>();
-        r.dag_compact_bytes = j.at("hints").value("dag_compact_bytes", std::uint64_t{0});
+        r.dag_compact_bytes = json_whole<std::uint64_t>(j.at("hints"), "dag_compact_bytes", 0);
     }
     if (j.contains("options"))
         r.options = j.at("options").get<std::map<std::string, std::string>>();

@@ -327,6 +327,16 @@ TEST_CASE("ai-elasticd's state survives a round trip and a corrupt file is refus
     auto corrupt = parse_elasticd_state("{\"version\": 1, \"grows\": [", "elasticd.json");
     REQUIRE_FALSE(corrupt.ok());
     CHECK(corrupt.error().source == "elasticd.json");
+    // A number a crash or a hand edit left that no job id or time is: refused, not cast.
+    for (const char *value : {"1e300", "-1", "2.5"}) {
+        INFO(value);
+        auto torn = parse_elasticd_state(std::string(R"({"version": 1, "grows": [], "last_resize": {},)"
+                                                     R"("gangs_released": [], "failures_handled": [)") +
+                                             value + "]}",
+                                         "elasticd.json");
+        REQUIRE_FALSE(torn.ok());
+        CHECK_THAT(torn.error().message(), Catch::Contains("failures_handled must be a whole number"));
+    }
     auto other = parse_elasticd_state("{\"version\": 2}", "elasticd.json");
     REQUIRE_FALSE(other.ok());
     CHECK(other.error().field == "version");

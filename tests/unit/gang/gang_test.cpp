@@ -440,4 +440,9 @@ TEST_CASE("the gang file's text parses back without a file, errors naming the so
     CHECK(bad.error().expected == "waiting, timed_out, starting or started");
     CHECK_THAT(bad.error().message(), Catch::Contains("/state/ai_select/gangs.json"));
     CHECK_FALSE(parse_gang_file("{", "x"));
+    auto huge = parse_gang_file(R"({"gangs":[{"key":"5:pp","user_id":5,"name":"pp","size":1e300,)"
+                                R"("status":"waiting"}]})",
+                                "gangs.json");
+    REQUIRE_FALSE(huge);
+    CHECK_THAT(huge.error().message(), Catch::Contains("size must be a whole number"));
 }

@@ -512,7 +512,8 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     REQUIRE(text.ok());
     CHECK(text->hints.checkpoint->dir == "/ckpt/caf\xef\xbf\xbd\xef\xbf\xbd");
     CHECK(dump_job_record(text.value()) == dump_job_record(latin.value()));
-    for (const char *not_a_record : {"", "[1]", "{\"job_id\": \"77\"}", "{\"nodes\": \"n1\"}"}) {
+    for (const char *not_a_record : {"", "[1]", "{\"job_id\": \"77\"}", "{\"nodes\": \"n1\"}",
+                                     "{\"job_id\": 1e300}", "{\"job_id\": -77}"}) {
         INFO(not_a_record);
         auto p = parse_job_record(not_a_record, "record.json");
         REQUIRE_FALSE(p.ok());
