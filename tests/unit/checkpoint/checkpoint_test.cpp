@@ -15,6 +15,7 @@
 #include "slurm_ai/checkpoint/recover_run.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::checkpoint;
@@ -23,23 +24,6 @@ namespace fs = std::filesystem;
 namespace {
 
 const std::string kInputs = SLURM_AI_TEST_INPUTS;
-
-// A fresh directory per test case, removed at the end.
-struct TempDir {
-    fs::path path;
-    TempDir() {
-        static int n = 0;
-        path = fs::temp_directory_path() /
-               ("slurm-ai-ckpt-" + std::to_string(::getpid()) + "-" + std::to_string(++n));
-        fs::remove_all(path);
-        fs::create_directories(path);
-    }
-    ~TempDir() {
-        std::error_code ec;
-        fs::remove_all(path, ec);
-    }
-    std::string str() const { return path.string(); }
-};
 
 void touch(const fs::path &p, const std::string &text = "x") {
     std::ofstream(p) << text;
@@ -79,7 +63,7 @@ TEST_CASE("step numbers come from the last run of digits", "[checkpoint]") {
 }
 
 TEST_CASE("the newest complete checkpoint skips torn and hidden entries", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     dir_ckpt(d.path, "step-000100", true);
     dir_ckpt(d.path, "step-000200", true);
     dir_ckpt(d.path, "step-000300", false);   // torn: a writer died before the marker
@@ -108,7 +92,7 @@ TEST_CASE("the newest complete checkpoint skips torn and hidden entries", "[chec
 }
 
 TEST_CASE("equal steps are ordered by when their marker was written", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     dir_ckpt(d.path, "b-step-5", true);
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     dir_ckpt(d.path, "a-step-5", true);
@@ -124,7 +108,7 @@ TEST_CASE("equal steps are ordered by when their marker was written", "[checkpoi
 }
 
 TEST_CASE("a missing directory has no checkpoints; a file is an error", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     auto none = scan((d.path / "not-yet").string());
     REQUIRE(none.ok());
     CHECK(none->empty());
@@ -136,7 +120,7 @@ TEST_CASE("a missing directory has no checkpoints; a file is an error", "[checkp
 }
 
 TEST_CASE("keep=N never removes the newest complete checkpoint", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     for (int s : {10, 20, 30, 40})
         dir_ckpt(d.path, "step-" + std::to_string(s), true);
     dir_ckpt(d.path, "step-15", false);  // torn, older than what is kept: goes
@@ -155,13 +139,13 @@ TEST_CASE("keep=N never removes the newest complete checkpoint", "[checkpoint]")
     CHECK(newest_complete(scan(d.str()).value())->name == "step-40");
 
     // Without a complete checkpoint nothing goes, torn or not.
-    TempDir e;
+    test::ScratchDir e("ckpt");
     dir_ckpt(e.path, "step-1", false);
     CHECK(plan_prune(scan(e.str()).value(), 1).empty());
 }
 
 TEST_CASE("pruning removes the markers first", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     dir_ckpt(d.path, "step-1", true);
     touch(d.path / "w-2.pt");
     touch(d.path / "w-2.pt.complete");
@@ -175,7 +159,7 @@ TEST_CASE("pruning removes the markers first", "[checkpoint]") {
 }
 
 TEST_CASE("each task learns where to resume from", "[checkpoint]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     CheckpointSpec spec{d.str() + "/%j", 12, 120, 2};
     auto fresh = as_map(checkpoint_task_env(spec, "77", 0));
     CHECK(fresh["AI_CHECKPOINT_DIR"] == d.str() + "/77");
@@ -356,7 +340,7 @@ TEST_CASE("the time-limit checkpoint request is due SECS before the end", "[chec
 }
 
 TEST_CASE("restart records round-trip and torn lines are skipped", "[checkpoint][log]") {
-    TempDir d;
+    test::ScratchDir d("ckpt");
     auto path = restart_log_path(d.str(), 12);
     CHECK(path == d.str() + "/ai_recover/jobs/12.jsonl");
     CHECK(read_restart_log(path)->records.empty());

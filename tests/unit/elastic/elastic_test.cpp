@@ -16,6 +16,7 @@
 #include "slurm_ai/elastic/elastic_state.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -34,14 +35,6 @@ std::set<std::string> names(const ClusterGraph &g, const std::vector<int> &hs) {
     for (int h : hs)
         out.insert(g.host_name(h));
     return out;
-}
-
-std::string temp_dir(const char *tag) {
-    auto d = std::filesystem::temp_directory_path() /
-             ("slurm-ai-elastic-" + std::string(tag) + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d.string();
 }
 
 }  // namespace
@@ -266,7 +259,8 @@ TEST_CASE("the goodput rule: idle nodes to the largest gain per GPU, waiting job
 }
 
 TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {
-    auto dir = temp_dir("view") + "/7";
+    const test::ScratchDir scratch("elastic-view");
+    const std::string dir = scratch / "7";
     ResizeView v;
     v.job_id = 7;
     v.nodes = {"n3", "n1", "n2"};
@@ -298,7 +292,6 @@ TEST_CASE("a job's view files: generation, host file, environment", "[elastic]")
     auto bad = parse_job_view("{\"job_id\": 7}", "view.json");
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().source == "view.json");
-    std::filesystem::remove_all(std::filesystem::path(dir).parent_path());
 }
 
 TEST_CASE("the task environment names the job's view and its signal", "[elastic]") {
@@ -393,7 +386,8 @@ TEST_CASE(
     "the select service starts an elastic job as large as fits and places expansions "
     "next to the job",
     "[elastic][select]") {
-    auto dir = temp_dir("select");
+    const test::ScratchDir scratch("elastic-select");
+    const std::string dir = scratch.str();
     std::ofstream(dir + "/ai_select.conf")
         << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n";
     SelectService s;
@@ -419,5 +413,4 @@ TEST_CASE(
     REQUIRE(e.kind == SelectOutcome::Kind::kPlaced);
     REQUIRE(e.nodes.size() == 1);
     CHECK(e.nodes[0] == 1);
-    std::filesystem::remove_all(dir);
 }

@@ -15,6 +15,7 @@
 #include "slurm_ai/gang/gang_file.hpp"
 #include "slurm_ai/gang/gang_placement.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -201,14 +202,6 @@ namespace {
 
 const std::string kInputs = SLURM_AI_TEST_INPUTS;
 
-std::string temp_dir(const char *tag) {
-    auto d = std::filesystem::temp_directory_path() /
-             ("slurm-ai-gang-" + std::string(tag) + "-" + std::to_string(::getpid()));
-    std::filesystem::remove_all(d);
-    std::filesystem::create_directories(d);
-    return d.string();
-}
-
 // The mini-cluster's node file on the two-leaf test fabric g1..g4 (4 GPUs each).
 void load_service(SelectService &s, const std::string &dir) {
     std::ofstream(dir + "/ai_select.conf") << "NodeTopology=" + kInputs + "/minicluster-node.xml\n";
@@ -230,7 +223,8 @@ SelectGangMember pending_member(std::uint32_t id, const std::vector<const char *
 
 TEST_CASE("the select service plans a gang once and holds the nodes of its members",
           "[gang][select]") {
-    auto dir = temp_dir("plan");
+    const test::ScratchDir scratch("gang-plan");
+    const std::string dir = scratch.str();
     SelectService s;
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3:5m"};
@@ -272,12 +266,12 @@ TEST_CASE("the select service plans a gang once and holds the nodes of its membe
     CHECK(s.gang_reserved(99, 1102).size() == 1);
     s.record(dir, 13, "g3", "", env);
     CHECK(s.gang_reserved(99, 1102).empty());
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dropped",
           "[gang][select]") {
-    auto dir = temp_dir("nofit");
+    const test::ScratchDir scratch("gang-nofit");
+    const std::string dir = scratch.str();
     SelectService s;
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3"};
@@ -313,11 +307,11 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
     // Backfill's will-run test only asks whether the barrier is open.
     auto w = s.decide_gang(members[0].job, 0, members, all_free, 3500, false);
     CHECK(w.kind == SelectOutcome::Kind::kPassthrough);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the gang file reads back as the plugin wrote it, its state an enum", "[gang][record]") {
-    auto dir = temp_dir("file");
+    const test::ScratchDir scratch("gang-file");
+    const std::string dir = scratch.str();
     // No file yet: no gang has been seen, which is no error.
     auto none = read_gang_file(dir);
     REQUIRE(none);

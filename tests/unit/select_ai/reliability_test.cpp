@@ -15,6 +15,7 @@
 #include "fuzz/select_decide_input.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 namespace fs = std::filesystem;
@@ -23,16 +24,6 @@ namespace {
 
 const fs::path kRegressions = fs::path(SLURM_AI_TEST_INPUTS).parent_path() / "fuzz" / "regressions";
 const std::string kX5 = std::string(SLURM_AI_DATA_DIR) + "/fabric/X5.topology.conf";
-
-struct TempDir {
-    fs::path path;
-    explicit TempDir(const std::string &name)
-        : path(fs::temp_directory_path() /
-               ("slurm-ai-reliability-" + name + "-" + std::to_string(::getpid()))) {
-        fs::create_directories(path);
-    }
-    ~TempDir() { fs::remove_all(path); }
-};
 
 void write(const fs::path &path, const std::string &text) {
     std::ofstream(path) << text;
@@ -64,7 +55,7 @@ void load_x5(SelectService &s, const fs::path &dir, const std::vector<std::strin
 }  // namespace
 
 TEST_CASE("a state file with unusable failure counts is rejected, naming the node", "[service]") {
-    TempDir dir("state");
+    test::ScratchDir dir("reliability-state");
     struct Bad {
         const char *entry, *named;
     };
@@ -117,7 +108,7 @@ TEST_CASE("the failure history's text is parsed and written without the file sys
 }
 
 TEST_CASE("a failure dated in the future counts as a failure now", "[service]") {
-    TempDir dir("future");
+    test::ScratchDir dir("reliability-future");
     write(dir.path / "ai_select_state.json",
           R"({"version": 1, "failures": {"n1": {"count": 2, "at": 1.3e24}}})");
     SelectService s;
@@ -126,7 +117,7 @@ TEST_CASE("a failure dated in the future counts as a failure now", "[service]") 
 }
 
 TEST_CASE("a state file missing beside slurmctld's own state is reported", "[service]") {
-    TempDir dir("missing");
+    test::ScratchDir dir("reliability-missing");
     CHECK_FALSE(SelectService().restore_state(dir.path.string()));  // a first start
     write(dir.path / "job_state", "");
     auto err = SelectService().restore_state(dir.path.string());
@@ -135,7 +126,7 @@ TEST_CASE("a state file missing beside slurmctld's own state is reported", "[ser
 }
 
 TEST_CASE("a job with fewer GPUs than nodes is placed on all of its nodes", "[service]") {
-    TempDir dir("fewer-gpus");
+    test::ScratchDir dir("reliability-fewer-gpus");
     auto names = x5_hosts();
     SelectService s;
     load_x5(s, dir.path, names);
@@ -174,7 +165,7 @@ TEST_CASE("fuzz regressions of the select plugin's state file are handled", "[se
 }
 
 TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[service][fuzz]") {
-    TempDir dir("replay-decide");
+    test::ScratchDir dir("reliability-replay-decide");
     auto names = x5_hosts();
     names.push_back("not-in-the-fabric");
     SelectService s;

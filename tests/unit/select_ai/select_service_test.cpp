@@ -12,20 +12,13 @@
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 
 namespace {
 
 const std::string kInputs = SLURM_AI_TEST_INPUTS;
-
-std::string temp_dir() {
-    auto d = std::filesystem::temp_directory_path() /
-             ("slurm-ai-test-" + std::to_string(::getpid()) + "-" +
-              std::to_string(reinterpret_cast<std::uintptr_t>(&kInputs) & 0xffff));
-    std::filesystem::create_directories(d);
-    return d.string();
-}
 
 void write(const std::string &path, const std::string &text) {
     std::ofstream(path) << text;
@@ -78,7 +71,8 @@ TEST_CASE("plugin configuration keys and errors", "[config]") {
 }
 
 TEST_CASE("the service keeps the last good configuration", "[service]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     SelectService s;
     CHECK_FALSE(s.ready());
@@ -96,11 +90,11 @@ TEST_CASE("the service keeps the last good configuration", "[service]") {
     auto missing = s.load(dir + "/ai_select.conf.none", "/nonexistent/topology.conf", kNodes);
     REQUIRE(missing);
     CHECK(s.ready());
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
@@ -133,13 +127,13 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
 
     SelectJob plain{9, 1, 1, 0, 0, 1, 0, {}};
     CHECK(s.decide(plain, view).kind == SelectOutcome::Kind::kPassthrough);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[service]") {
     // gres.conf may list GPUs that no NodeTopology describes (g3, g4 here), or more than
     // the topology holds (g2:7); the uplink estimate takes such a node as one host rank.
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=g[1-2]=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
@@ -155,11 +149,11 @@ TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[ser
     next.env = env;
     CHECK(s.decide(next, std::vector<SelectNode>(4, SelectNode{true, 0xf, 1, 0})).kind ==
           SelectOutcome::Kind::kPlaced);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service][elastic]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
@@ -208,12 +202,12 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
     s.record(dir, 23, "g[1-2]", "", env, {1, 500000});
     auto k = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/23.json"));
     CHECK_FALSE(k.contains("elastic_start"));
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not placed by",
           "[service][dag]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
@@ -231,11 +225,11 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
     // With 4 GPUs on each node the DAG fits what Slurm gives, and places the job.
     SelectJob enough{32, 2, 2, 4, 8, 2, 0, {dag.c_str()}};
     CHECK(s.decide(enough, all).kind == SelectOutcome::Kind::kPlaced);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("failure history survives a save and restore, a corrupt file does not", "[service]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService a;
     a.note_failure("g2", 1000);
     a.note_failure("g2", 1100);  // the same outage seen twice counts once
@@ -257,11 +251,11 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     CHECK(c.failures("g2", 0) == 0);
     std::filesystem::remove(dir + "/ai_select_state.json");
     CHECK_FALSE(SelectService().restore_state(dir));  // no file: a first start
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[service][failures]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService a;
     // DOWN counts, by the class of Slurm's reason; a DRAIN only when its reason names a
     // failing part.
@@ -299,11 +293,11 @@ TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[serv
     auto bad = SelectService().restore_state(dir);
     REQUIRE(bad);
     CHECK(bad->field == "failures.g2.classes.gpu");
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[service][failures]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     LearnedRisk m;
     m.w.back() = -4;  // a rate of 0.018 a day everywhere
     m.info.beats_hand_written = false;
@@ -343,7 +337,6 @@ TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[servi
     REQUIRE(err);
     CHECK(err->field == "format");
     CHECK(s.ready());
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the NVL72 example configuration in contrib makes each block an NVLink domain",
@@ -383,7 +376,8 @@ TEST_CASE("the example configuration in contrib is valid and holds the defaults"
 }
 
 TEST_CASE("a job's options are decoded once while its environment stays", "[service][cache]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     SelectService s;
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
@@ -427,7 +421,6 @@ TEST_CASE("a job's options are decoded once while its environment stays", "[serv
     CHECK(s.cached_jobs() == 0);
     s.decide(job, busy);
     CHECK(s.option_decodes() == before + 3);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the options cache stays bounded", "[cache]") {
@@ -451,7 +444,8 @@ TEST_CASE("the options cache stays bounded", "[cache]") {
 }
 
 TEST_CASE("a job record reads back as it was written", "[record]") {
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     JobRecord r;
     r.job_id = 77;
     r.nodes = "g[1-2]";
@@ -504,7 +498,6 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     auto bad = read_job_record(dir, 79);
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message(), Catch::Contains("79.json"));
-    std::filesystem::remove_all(dir);
 
     // The text alone, without the file system: what the file holds, and errors naming
     // the source they are given.
@@ -527,7 +520,8 @@ TEST_CASE("running jobs' uplink load steers the next placement off their leaves"
     // leaf1's and leaf2's uplinks; with CommShare 0.5 it takes about a fifth of them (its
     // uplinks are busy 0.86 s of a 3.76 s step). One host is left on each leaf: a new
     // 2-node job, which must cross leaves, takes the two on the unloaded leaves.
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     std::string conf;
     for (int l = 1; l <= 4; ++l)
         conf += "SwitchName=leaf" + std::to_string(l) + " Nodes=g[" + std::to_string(2 * l - 1) +
@@ -555,7 +549,6 @@ TEST_CASE("running jobs' uplink load steers the next placement off their leaves"
     // Once the running job ends its load goes with it.
     s.forget(20);
     CHECK(s.decide(job, view).nodes == alone.nodes);
-    std::filesystem::remove_all(dir);
 }
 
 TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen waiting",
@@ -563,7 +556,8 @@ TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen wait
     // Two leaves of two 4-GPU nodes. A 4-GPU job W, whose candidates are g1 and g2 (3 GPUs
     // free each), cannot start. A 2-GPU job X may go anywhere: the tightest leaf is leaf2
     // (g3 4 free, g4 1), where only g3 holds it, breaking the one node W could use.
-    auto dir = temp_dir();
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     const std::vector<SelectNode> for_x{
         SelectNode{true, 0x7, 1, 0}, SelectNode{true, 0x7, 1, 0}, SelectNode{true, 0xf, 1, 0},
@@ -590,5 +584,4 @@ TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen wait
     // Once W has started (or ended) it no longer holds room.
     s.forget(20);
     CHECK(s.decide(SelectJob{22, 1, 2, 0, 2, 1, 0, {}}, for_x).nodes == std::vector<int>{2});
-    std::filesystem::remove_all(dir);
 }

@@ -28,6 +28,7 @@
 #include "fault_trace.hpp"
 #include "train_risk.hpp"
 #include "slurm_ai/placement/failure_class.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::sim;
@@ -38,16 +39,12 @@ const std::string kData = SLURM_AI_DATA_DIR;
 const std::string kMeasured = kData + "/comm-measurements";
 const std::string kG4dn = std::string(SLURM_AI_TEST_INPUTS) + "/g4dn-12xlarge-topo.xml";
 
-// A file in the temporary directory, removed at the end of the test.
+// A file in a scratch directory of its own, removed at the end of the test.
 struct TempFile {
-    TempFile(const std::string &name, const std::string &text)
-        // The process id keeps test runs of several build trees apart.
-        : path((std::filesystem::temp_directory_path() /
-                ("slurm-ai-test-sim-" + std::to_string(::getpid()) + "-" + name))
-                   .string()) {
+    TempFile(const std::string &name, const std::string &text) : path(dir / name) {
         std::ofstream(path) << text;
     }
-    ~TempFile() { std::filesystem::remove(path); }
+    test::ScratchDir dir{"sim"};
     std::string path;
 };
 

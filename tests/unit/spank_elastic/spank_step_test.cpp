@@ -12,6 +12,7 @@
 #include <catch2/catch.hpp>
 
 #include "slurm_ai/job/spank_env.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 
@@ -41,9 +42,8 @@ struct FakeTask {
 
 TEST_CASE("a step's NCCL topology file is written at setup and removed at cleanup",
           "[spank]") {
-    const auto dir = std::filesystem::temp_directory_path() /
-                     ("slurm-ai-spank-step-" + std::to_string(::getpid()));
-    std::filesystem::create_directories(dir);
+    const test::ScratchDir scratch("spank-step");
+    const auto &dir = scratch.path;
     SpankStep step;
     // An hwloc file (a DGX-2): tasks need NCCL's format, so the step writes one.
     const std::string node = "node_topology=" + kData + "/hwloc/nvidiaDGX2.xml";
@@ -70,7 +70,6 @@ TEST_CASE("a step's NCCL topology file is written at setup and removed at cleanu
     CHECK(nccl.nccl_topo_file() == kInputs + "/minicluster-node.xml");
     CHECK_FALSE(nccl.cleanup());
     CHECK(std::filesystem::exists(kInputs + "/minicluster-node.xml"));
-    std::filesystem::remove_all(dir);
 
     std::vector<std::string_view> bad{"nccl_topo=maybe"};
     auto e = step.configure(bad);

@@ -15,6 +15,7 @@
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/gpu_fabric.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 
@@ -210,9 +211,8 @@ void write(const std::filesystem::path &p, const std::string &text) {
 TEST_CASE("gpu fabric: a cluster of trays becomes NVLink domains for every consumer",
           "[gpu_fabric]") {
     namespace fs = std::filesystem;
-    const fs::path dir = fs::temp_directory_path() / "slurm_ai_gpu_fabric_test";
-    fs::remove_all(dir);
-    fs::create_directories(dir);
+    const test::ScratchDir scratch("gpu-fabric");
+    const fs::path &dir = scratch.path;
     // The pairs this test gives each host:
     //   gb-01 .. gb-18  cluster aaaaaaaa-..., clique 2   (rack A)
     //   gb-19 .. gb-36  cluster bbbbbbbb-..., clique 2   (rack B: the same clique id)
@@ -288,12 +288,12 @@ TEST_CASE("gpu fabric: a cluster of trays becomes NVLink domains for every consu
     const nlohmann::json none = capture("nvidia-smi-qx-t4.xml");
     CHECK(none["gpus"][0]["nvlink_domain"].is_null());
     CHECK(none["nvlink_domain"].is_null());
-    fs::remove_all(dir);
 }
 
 TEST_CASE("gpu fabric: host lines, and what they refuse", "[gpu_fabric]") {
     namespace fs = std::filesystem;
-    const fs::path file = fs::temp_directory_path() / "slurm_ai_gpu_fabric_hosts.txt";
+    const test::ScratchDir scratch("gpu-fabric-hosts");
+    const fs::path file = scratch.path / "hosts.txt";
     write(file,
           "# host cluster_uuid clique_id\n"
           "gb-01 aaaaaaaa-0000-4000-8000-000000000001 2\n"
@@ -329,7 +329,6 @@ TEST_CASE("gpu fabric: host lines, and what they refuse", "[gpu_fabric]") {
     auto refused = fabric_from_gpu_fabrics(twice.value(), file.string());
     REQUIRE_FALSE(refused.ok());
     CHECK(refused.error().value == "gb-01");
-    fs::remove(file);
 }
 
 TEST_CASE("gpu fabric: the inputs the fuzzer once crashed on are read cleanly", "[gpu_fabric][fuzz]") {

@@ -13,6 +13,7 @@
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 
@@ -417,10 +418,10 @@ TEST_CASE("node topology loader picks the format by root element", "[topology]")
     CHECK(nccl->format == "nccl-xml");
     CHECK(nccl->source == kData + "/nccl-topo/p4d-24xl-topo.xml");
 
-    auto dir = std::filesystem::temp_directory_path() / "slurm_ai_node_topology_test.xml";
-    std::ofstream(dir) << "<?xml version=\"1.0\"?>\n<graph>\n</graph>\n";
-    auto other = load_node_topology(dir.string());
-    std::filesystem::remove(dir);
+    const test::ScratchDir scratch("node-topology");
+    const std::string file = scratch / "graph.xml";
+    std::ofstream(file) << "<?xml version=\"1.0\"?>\n<graph>\n</graph>\n";
+    auto other = load_node_topology(file);
     REQUIRE_FALSE(other.ok());
     CHECK(other.error().field == "root element");
     CHECK(other.error().value == "graph");
