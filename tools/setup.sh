@@ -7,6 +7,11 @@
 # which no binary package ships. The configured tree is cached under
 #   ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/slurm-src/<version>/
 # and its path is printed on the last line (also written to .../slurm-src/current).
+#
+# With SLURM_AI_SLURM_TARBALL (a release of ../shared/data/slurm-src, in the roots
+# tools/slurm-root.sh makes for 25.11 and 26.05) it installs Slurm's build dependencies
+# instead of Debian's Slurm packages, and builds and installs that release
+# (tools/slurm-from-source.sh), whose configured tree it prints.
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -32,9 +37,19 @@ case "${VERSION_CODENAME:-}" in
   *) die "Debian ${VERSION_CODENAME:-?}: expected bookworm (12) or trixie (13)" ;;
 esac
 
+TARBALL=${SLURM_AI_SLURM_TARBALL:-}
+if [ -n "$TARBALL" ]; then
+  # Slurm from SchedMD's tarball: what its configure finds for the daemons, clients and
+  # plugins the suite and its tests use (slurmrestd's and the metrics' HTTP and JSON,
+  # PAM as SchedMD's packages have it).
+  SLURM=(munge libmunge-dev libjson-c-dev libhttp-parser-dev libjwt-dev liblz4-dev libssl-dev
+         libpam0g-dev libreadline-dev libnuma-dev zlib1g-dev libcurl4-openssl-dev bzip2 xz-utils)
+else
+  # Debian's Slurm daemons, clients and headers
+  SLURM=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev)
+fi
 PACKAGES=(
-  # Slurm daemons, clients and headers
-  slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev
+  "${SLURM[@]}"
   # topology sources
   libhwloc-dev hwloc libxml2-dev libyaml-dev libibverbs-dev libibumad-dev libibmad-dev libibnetdisc-dev infiniband-diags
   # C++ libraries
@@ -64,6 +79,10 @@ for svc in slurmctld slurmd munge; do
     service "$svc" stop >/dev/null 2>&1 || true
   fi
 done
+
+if [ -n "$TARBALL" ]; then
+  exec bash "$(dirname "$0")/slurm-from-source.sh" "$TARBALL"
+fi
 
 version=$(dpkg-query -W -f='${Version}' slurmctld)   # e.g. 22.05.8-4+deb12u3
 upstream=${version%%-*}                               # 22.05.8

@@ -1,13 +1,17 @@
 #!/usr/bin/env bash
 # A Debian root with another Slurm series than the host's, for building and testing the
-# suite against it: Debian 13 (trixie) with Debian's own Slurm 24.11 packages, and the
-# configured source tree of exactly that Slurm (tools/setup.sh, run inside the root).
+# suite against it: Debian 13 (trixie) with Debian's own Slurm 24.11 packages, or with
+# Slurm 25.11 or 26.05 built from SchedMD's release tarball in ../shared/data/slurm-src (no
+# archive here serves those); and the configured source tree of exactly that Slurm
+# (tools/setup.sh, run inside the root).
 #
 #   tools/slurm-root.sh [SERIES]        prepare (idempotent; cached), print the root's path
 #   tools/slurm-root.sh SERIES -- CMD   run CMD inside the root (the checkout is /src there)
 #
-# SERIES: 24.11 (Debian 13). The root lives in ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/roots/
-# and is made with debootstrap --variant=minbase from deb.debian.org, as root.
+# SERIES: 24.11 (Debian's packages), 25.11 (25.11.7) or 26.05 (26.05.3), each in a Debian 13
+# root of its own. The roots live in ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/roots/ and are
+# made with debootstrap --variant=minbase from deb.debian.org, as root. A release built
+# from source takes about 5 minutes more the first time (then cached in the root).
 set -euo pipefail
 
 log() { printf 'slurm-root: %s\n' "$*" >&2; }
@@ -18,10 +22,16 @@ cd "$(dirname "$0")/.."
 repo=$PWD
 series=${1:-24.11}
 shift || true
+tarball=""  # a release of ../shared/data/slurm-src, as the root sees it (/shared)
 case "$series" in
   24.11) suite=trixie ;;
-  *) die "SERIES '$series': expected 24.11 (the host's own Slurm needs no root)" ;;
+  25.11) suite=trixie tarball=slurm-25.11.7.tar.xz ;;
+  26.05) suite=trixie tarball=slurm-26.05.3.tar.xz ;;
+  *) die "SERIES '$series': expected 24.11, 25.11 or 26.05 (the host's own Slurm needs no root)" ;;
 esac
+if [ -n "$tarball" ] && [ ! -f "$repo/../shared/data/slurm-src/$tarball" ]; then
+  die "Slurm $series is built from ../shared/data/slurm-src/$tarball, which is missing"
+fi
 CACHE=${SLURM_AI_CACHE:-/var/cache/slurm-ai}
 root="$CACHE/roots/debian-$suite-slurm$series"
 MIRROR=${SLURM_AI_DEBIAN_MIRROR:-http://deb.debian.org/debian}
@@ -82,7 +92,9 @@ fi
 enter
 # tools/setup.sh inside: Debian's Slurm packages, the suite's dependencies, the configured
 # source tree. Idempotent there too; its last line is the tree's path inside the root.
-tree=$(chroot "$root" env SLURM_AI_CACHE=/var/cache/slurm-ai bash /src/tools/setup.sh | tail -n1)
+tree=$(chroot "$root" env SLURM_AI_CACHE=/var/cache/slurm-ai \
+       ${tarball:+SLURM_AI_SLURM_TARBALL=/shared/data/slurm-src/$tarball} \
+       bash /src/tools/setup.sh | tail -n1)
 [ -n "$tree" ] || die "tools/setup.sh inside $root printed no source tree"
 
 if [ "${1:-}" = "--" ]; then

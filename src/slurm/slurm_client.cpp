@@ -34,6 +34,52 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
+// From 26.05 libslurm names a job by a slurm_step_id_t (the job's id, no step) where it
+// took the job id before: in slurm_load_job, slurm_get_job_steps and slurm_kill_job, in
+// a job descriptor and in an allocation's response. These take and give the job id on
+// every release.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+slurm_step_id_t whole_job(std::uint32_t job_id) {
+    slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
+    id.job_id = job_id;
+    return id;
+}
+int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
+    return slurm_load_job(msg, whole_job(job_id), flags);
+}
+int load_job_steps(std::uint32_t job_id, job_step_info_response_msg_t **msg,
+                   std::uint16_t flags) {
+    slurm_step_id_t id = whole_job(job_id);
+    return slurm_get_job_steps(&id, msg, flags);
+}
+int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
+    return slurm_kill_job(whole_job(job_id), sig, flags);
+}
+void set_job_id(job_desc_msg_t &d, std::uint32_t job_id) {
+    d.step_id = whole_job(job_id);
+}
+std::uint32_t allocated_job_id(const resource_allocation_response_msg_t &r) {
+    return r.step_id.job_id;
+}
+#else
+int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
+    return slurm_load_job(msg, job_id, flags);
+}
+int load_job_steps(std::uint32_t job_id, job_step_info_response_msg_t **msg,
+                   std::uint16_t flags) {
+    return slurm_get_job_steps(0, job_id, NO_VAL, msg, flags);
+}
+int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
+    return slurm_kill_job(job_id, sig, flags);
+}
+void set_job_id(job_desc_msg_t &d, std::uint32_t job_id) {
+    d.job_id = job_id;
+}
+std::uint32_t allocated_job_id(const resource_allocation_response_msg_t &r) {
+    return r.job_id;
+}
+#endif
+
 std::string str(const char *s) {
     return s ? s : "";
 }
@@ -184,7 +230,7 @@ std::vector<JobInfo> SlurmClient::jobs() {
 std::optional<JobInfo> SlurmClient::job(std::uint32_t job_id) {
     job_info_msg_t *msg = nullptr;
     try {
-        with_retry("reading", job_id, [&] { return slurm_load_job(&msg, job_id, SHOW_DETAIL); });
+        with_retry("reading", job_id, [&] { return load_job(&msg, job_id, SHOW_DETAIL); });
     } catch (const SlurmError &e) {
         if (e.code == ESLURM_INVALID_JOB_ID)
             return std::nullopt;
@@ -267,7 +313,7 @@ std::vector<std::string> SlurmClient::steps_on(std::uint32_t job_id,
     job_step_info_response_msg_t *msg = nullptr;
     try {
         with_retry("reading the steps", job_id,
-                   [&] { return slurm_get_job_steps(0, job_id, NO_VAL, &msg, SHOW_ALL); });
+                   [&] { return load_job_steps(job_id, &msg, SHOW_ALL); });
     } catch (const SlurmError &e) {
         if (e.code == ESLURM_INVALID_JOB_ID)
             return {};
@@ -335,7 +381,7 @@ std::uint32_t SlurmClient::allocate_expansion(const JobInfo &parent, std::uint32
     resource_allocation_response_msg_t *resp = nullptr;
     with_retry("allocating an expansion", parent.job_id,
                [&] { return slurm_allocate_resources(&d, &resp); });
-    std::uint32_t id = resp ? resp->job_id : 0;
+    std::uint32_t id = resp ? allocated_job_id(*resp) : 0;
     slurm_free_resource_allocation_response_msg(resp);
     if (!id)
         throw SlurmError(
@@ -348,7 +394,7 @@ template <class F>
 void SlurmClient::update_job(const char *what, std::uint32_t job_id, F &&fill) {
     job_desc_msg_t d;
     slurm_init_job_desc_msg(&d);
-    d.job_id = job_id;
+    set_job_id(d, job_id);
     fill(d);
     with_retry(what, job_id, [&] { return slurm_update_job(&d); });
 }
@@ -379,7 +425,7 @@ void SlurmClient::signal(std::uint32_t job_id, int sig, bool batch_only) {
 
 void SlurmClient::cancel(std::uint32_t job_id) {
     try {
-        with_retry("cancelling", job_id, [&] { return slurm_kill_job(job_id, SIGKILL, 0); });
+        with_retry("cancelling", job_id, [&] { return kill_job(job_id, SIGKILL, 0); });
     } catch (const SlurmError &e) {
         if (e.code != ESLURM_ALREADY_DONE && e.code != ESLURM_INVALID_JOB_ID)
             throw;
