@@ -233,6 +233,8 @@ std::vector<JobInfo> expansions_of(const std::vector<JobInfo> &jobs, std::uint32
 GrowOp start_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
                   std::uint32_t add, std::int64_t now, std::uint32_t timeout_s, bool force,
                   const std::string &reason) {
+    if (const char *why = SlurmClient::grow_unsupported())
+        throw std::runtime_error("job " + std::to_string(job_id) + " cannot grow here: " + why);
     JobInfo job = must_find(slurm, job_id);
     if (!job.running())
         throw std::runtime_error("job " + std::to_string(job_id) + " is " + job.state +

@@ -9,6 +9,24 @@ source "$(dirname "$0")/lib.sh"
 resize=$SLURM_AI_BIN_DIR/ai-resize
 trap 'cancel_named elastic-resize elastic-blocker' EXIT
 
+# slurmctld 25.11 and 26.05 die merging an expansion job into a job without licenses
+# (SlurmClient::grow_unsupported): there a grow is refused before anything is submitted,
+# the controller stays up, and shrinking works.
+if slurm_at_least 25 11; then
+    id=$(sbatch --parsable -J elastic-resize -N2 -w n[5-6] --gpus-per-node=4 \
+        --ai-elastic=1:4 -o /dev/null --wrap='sleep 300')
+    for _ in $(seq 40); do [ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break; sleep 0.25; done
+    out=$("$resize" grow "$id" --by 2 2>&1) && fail "a grow on Slurm $SLURM_SERIES was accepted: $out"
+    expect_contains "refusal" "$out" "cannot grow here: slurmctld 25.11 and 26.05 crash"
+    expect_eq "expansion jobs submitted" "" "$(squeue -h -o %j | grep '^ai-expand:' || true)"
+    scontrol ping | grep -c 'is UP' >/dev/null || fail "slurmctld is not up after the refused grow"
+    "$resize" shrink "$id" --by 1 >/dev/null || fail "shrink --by 1 failed"
+    expect_eq "nodes after shrinking by one" 1 "$(squeue -h -j "$id" -o %D)"
+    cancel_named elastic-resize
+    pass "Slurm $SLURM_SERIES: grow refused before any expansion job (slurmctld up), shrink works"
+    exit 0
+fi
+
 # The job writes "<generation> <nodes> <world size>" for every resize signal it gets. Its
 # body is one function, read whole before it runs (bash reads a script as it goes), and
 # runs no $(...) once the trap is set: a signal that comes as bash starts one can be lost

@@ -93,6 +93,12 @@ class SlurmClient {
     // $SLURM_CONF, or /etc/slurm/slurm.conf: the file libslurm reads.
     static std::string slurm_conf_path();
 
+    // Why the Slurm this is built against cannot grow a running job, or nullptr. slurmctld
+    // 25.11 and 26.05 check, when an expansion job is merged into its parent, whether
+    // either asked hierarchical licenses, and read a null license list for a job that
+    // asked none: slurmctld dies (job_mgr.c, _valid_license_job_expansion; seen on
+    // 26.05.3, the same code in 25.11.7). Growing there would take the controller down.
+    static const char *grow_unsupported();
     // An allocation of `add` nodes with --dependency=expand:<parent>, shaped like one
     // node of the parent (partition, QOS, account, GPUs, CPUs and memory per node), named
     // and commented so that whoever finds it knows whose it is and until when it may
