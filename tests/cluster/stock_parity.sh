@@ -393,8 +393,12 @@ else
     same "reservation CoreCnt=4" "scontrol create" "${RV[cores.A]}" "${RV[cores.B]}"
     same "reservation pr_cores" "scontrol show reservation" "$(resv_show A pr_cores)" \
         "$(resv_show B pr_cores)"
-    expect_contains "stock reservation pr_cores" "$(resv_show B pr_cores)" "CoreCnt=4 "
-    cores_note="CoreCnt=4 $(resv_show B pr_cores | grep -o 'NodeCnt=[0-9]*')"
+    # Cores reserved, by stock Slurm as by the suite: 4 up to 25.05; 26.05.3 shows
+    # NodeCnt=5 CoreCnt=5 for the same request (one core on each of the nodes it takes).
+    got=$(resv_show B pr_cores | grep -oE 'CoreCnt=[0-9]+' | cut -d= -f2)
+    [ "${got:-0}" -ge 4 ] ||
+        fail "stock reservation pr_cores: expected CoreCnt of at least 4, got: $(resv_show B pr_cores)"
+    cores_note="CoreCnt=$got $(resv_show B pr_cores | grep -o 'NodeCnt=[0-9]*')"
 fi
 
 # Jobs inside: they run, on the reservation's nodes only.
