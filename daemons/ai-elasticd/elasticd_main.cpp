@@ -259,6 +259,7 @@ class Daemon {
         ElasticPolicyInput in;
         in.now = now;
         in.grow_cooldown_s = model_->config.elastic.grow_cooldown_s;
+        in.can_grow = SlurmClient::grow_unsupported() == nullptr;
         std::set<std::uint32_t> resizing;
         for (const auto &op : state_.grows)
             resizing.insert(op.job_id);
@@ -443,6 +444,8 @@ int main(int argc, char **argv) {
             throw std::runtime_error("another ai-elasticd holds " + state_path + ".lock");
         Daemon d(conf, state_path, interval, verbose);
         log(fmt::format("running (pid {}, state {})", getpid(), state_path));
+        if (const char *why = SlurmClient::grow_unsupported())
+            log(std::string("shrinks only: ") + why);
         while (!g_stop) {
             // A configuration broken by hand must not stop the daemon: the last good
             // one stays in force until the file is fixed and SIGHUP comes again.

@@ -218,7 +218,11 @@ std::optional<double> loss_per_gpu(const ElasticJob &j) {
 }
 
 std::vector<ElasticAction> plan_elastic(const ElasticPolicyInput &in, ElasticRule rule) {
-    return rule == ElasticRule::kGoodput ? plan_goodput(in) : plan_priority(in);
+    auto out = rule == ElasticRule::kGoodput ? plan_goodput(in) : plan_priority(in);
+    if (!in.can_grow)  // the shrinks do not depend on the grows planned after them
+        std::erase_if(out,
+                      [](const ElasticAction &a) { return a.kind == ElasticAction::Kind::kGrow; });
+    return out;
 }
 
 }  // namespace slurm_ai

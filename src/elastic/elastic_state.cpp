@@ -55,8 +55,9 @@ Parsed<ElasticdState> parse_elasticd_state(std::string_view text, std::string_vi
         ElasticdState s;
         for (const auto &g : j.at("grows"))
             s.grows.push_back(
-                {json_whole<std::uint32_t>(g, "job_id"), json_whole<std::uint32_t>(g, "expansion_id"),
-                 json_whole<std::uint32_t>(g, "add"), json_whole<std::uint32_t>(g, "nodes_before"),
+                {json_whole<std::uint32_t>(g, "job_id"),
+                 json_whole<std::uint32_t>(g, "expansion_id"), json_whole<std::uint32_t>(g, "add"),
+                 json_whole<std::uint32_t>(g, "nodes_before"),
                  json_whole<std::int64_t>(g, "deadline"), g.value("reason", std::string())});
         for (const auto &[job, t] : j.at("last_resize").items()) {
             auto id = number<std::uint32_t>(job);

@@ -132,7 +132,8 @@ void PlacementEngine::score_comm(const JobDemand &d, const ClusterState *state,
     p.efficiency = p.comm_s > 0 ? p.lower_bound_s / p.comm_s : 1.0;
 }
 
-void PlacementEngine::score_risk(const JobDemand &d, const ClusterState *state, Placement &p) const {
+void PlacementEngine::score_risk(const JobDemand &d, const ClusterState *state,
+                                 Placement &p) const {
     p.risk = risk_.estimate(d, p, state).per_day;
 }
 

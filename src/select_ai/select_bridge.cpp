@@ -128,9 +128,9 @@ extern "C" int ai_select_forget(uint32_t job_id, char *err, size_t errlen) {
 extern "C" int ai_select_note_failure(const char *node, const char *reason, int down, char *err,
                                       size_t errlen) {
     return guarded(err, errlen, [&] {
-        return service().note_failure(node ? node : "", service().clock().wall_s(), reason ? reason : "", down != 0)
-                   ? 1
-                   : 0;
+        const double now = service().clock().wall_s();
+        return service().note_failure(node ? node : "", now, reason ? reason : "", down != 0) ? 1
+                                                                                              : 0;
     });
 }
 

@@ -24,7 +24,7 @@ void ClusterGraph::Impl::add_gpus(const std::vector<int> &node_vertex) {
     const std::size_t H = g.host_nodes.size();
     for (std::size_t h = 0; h < H; ++h) {
         const NodeTopology &t = *g.host_topology[h];
-        const auto &nic = g.nic_of_gpu.at(&t);
+        const auto &nic = *g.host_gpu_nic[h];
         std::vector<int> gv;
         int nvs = -1;
         if (t.nvswitches > 0 && !t.gpus.empty())

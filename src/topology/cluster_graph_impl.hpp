@@ -72,8 +72,9 @@ struct ClusterGraph::Impl {
     std::unordered_map<std::string, int> host_by_name;
     std::vector<const NodeTopology *> host_topology;  // host -> topology (owned below)
     std::vector<std::unique_ptr<NodeTopology>> topologies;
+    // Each topology's GPU-NIC pairing, computed once; read by host through host_gpu_nic.
     std::unordered_map<const NodeTopology *, std::vector<int>> nic_of_gpu;
-    std::vector<const std::vector<int> *> host_gpu_nic;  // host -> its topology's nic_of_gpu
+    std::vector<const std::vector<int> *> host_gpu_nic;  // host -> its topology's pairing
     int gpus = 0;
 
     // Switch tables, indexed by switch number s (0..S-1).

@@ -69,7 +69,7 @@ void ClusterGraph::Impl::attach_ports() {
             for (std::size_t k = 0; k < m && r > 0; ++k)
                 np[nics_left[k]] = ports_left[m <= r ? k : k * r / m];
         }
-        const auto &pair = nic_of_gpu.at(&t);
+        const auto &pair = *host_gpu_nic[h];
         gpu_port[h].assign(t.gpus.size(), p.empty() ? -1 : 0);
         for (std::size_t i = 0; i < t.gpus.size(); ++i)
             if (pair[i] >= 0 && np[pair[i]] >= 0)

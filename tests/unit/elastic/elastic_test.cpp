@@ -157,6 +157,19 @@ TEST_CASE("ai-elasticd shrinks for a job of higher priority and grows into idle 
     in.waiting[0].partition = "debug";
     in.waiting[0].nodes = 1;  // it starts on the idle node: nothing left to grow into
     CHECK(plan_elastic(in).empty());
+
+    // Where Slurm cannot merge an expansion job: the shrink for a waiting job as before,
+    // no grow into idle nodes under either rule.
+    in.can_grow = false;
+    in.waiting[0] = {20, 500, "debug", 4};
+    a = plan_elastic(in);
+    REQUIRE(a.size() == 1);
+    CHECK(a[0].kind == ElasticAction::Kind::kShrink);
+    CHECK(a[0].nodes == 3);
+    in.waiting.clear();
+    CHECK(plan_elastic(in).empty());
+    in.can_grow = true;
+    CHECK_FALSE(plan_elastic(in).empty());
 }
 
 TEST_CASE("growth respects MAX, the cooldown and a grow under way", "[elastic]") {
@@ -323,12 +336,13 @@ TEST_CASE("ai-elasticd's state survives a round trip and a corrupt file is refus
     // A number a crash or a hand edit left that no job id or time is: refused, not cast.
     for (const char *value : {"1e300", "-1", "2.5"}) {
         INFO(value);
-        auto torn = parse_elasticd_state(std::string(R"({"version": 1, "grows": [], "last_resize": {},)"
-                                                     R"("gangs_released": [], "failures_handled": [)") +
-                                             value + "]}",
-                                         "elasticd.json");
+        const std::string text = std::string(R"({"version": 1, "grows": [], "last_resize": {},)"
+                                             R"("gangs_released": [], "failures_handled": [)") +
+                                 value + "]}";
+        auto torn = parse_elasticd_state(text, "elasticd.json");
         REQUIRE_FALSE(torn.ok());
-        CHECK_THAT(torn.error().message(), Catch::Contains("failures_handled must be a whole number"));
+        CHECK_THAT(torn.error().message(),
+                   Catch::Contains("failures_handled must be a whole number"));
     }
     auto other = parse_elasticd_state("{\"version\": 2}", "elasticd.json");
     REQUIRE_FALSE(other.ok());

@@ -68,6 +68,9 @@ struct ElasticPolicyInput {
     std::int64_t now = 0;
     std::uint32_t grow_cooldown_s = 60;
     double min_gain = 0.5;  // goodput rule: the least goodput per GPU a grow must add
+    // false where Slurm cannot merge an expansion job (SlurmClient::grow_unsupported):
+    // shrinks only.
+    bool can_grow = true;
 };
 
 struct ElasticAction {
@@ -83,8 +86,8 @@ enum class ElasticRule { kPriority, kGoodput };
 std::optional<ElasticRule> elastic_rule(std::string_view name);
 std::string_view to_string(ElasticRule rule);
 
-// Shrinks first (highest-priority waiting job first), then grows. A job gets at most one
-// action per look.
+// Shrinks first (highest-priority waiting job first), then grows (none without can_grow).
+// A job gets at most one action per look.
 std::vector<ElasticAction> plan_elastic(const ElasticPolicyInput &in,
                                         ElasticRule rule = ElasticRule::kPriority);
 
