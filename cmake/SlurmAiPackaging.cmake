@@ -13,9 +13,9 @@
 # but not the plugins. `cpack -G DEB` in the build directory (or the `package` target) makes
 # slurm-ai_<version>-1+slurm<slurm version>_<arch>.deb with prefix /usr. A select plugin
 # works only with the Slurm release it was built against, so the package depends on exactly
-# that version of slurm-wlm-basic-plugins: Debian's slurmctld, slurmd and slurm-client
-# each depend on the same exact version of it, so an upgrade of any of them without a
-# rebuilt slurm-ai is refused by apt.
+# that version of the package holding Slurm's plugins (Debian's slurm-wlm-basic-plugins,
+# SchedMD's slurm-smd): the same Slurm's daemons and clients each depend on the same exact
+# version of it, so an upgrade of any of them without a rebuilt slurm-ai is refused by apt.
 #
 # For the CMakeLists of the plugins and tools:
 #   slurm_ai_install_plugin(target)   into the PluginDir
@@ -113,27 +113,41 @@ function(_slurm_ai_package)
   set(CPACK_DEBIAN_PACKAGE_SUGGESTS "hwloc, infiniband-diags, graphviz")
   set(release 1)
   if(SLURM_AI_BUILD_PLUGINS)
-    # Debian's full version (22.05.8-4+deb12u3), not only the upstream one that config.h
-    # has: the source tree tools/setup.sh configures is that exact package's.
-    # (Not with SLURM_AI_MATCH_INSTALLED_SLURM=OFF: the installed package is another Slurm.)
+    # The package that holds the installed Slurm's plugins and libslurmfull: Debian's
+    # slurm-wlm-basic-plugins, or slurm-smd where SchedMD's own packages run Slurm (25.11
+    # and 26.05 here, tools/slurm-from-source.sh); each's daemons and clients depend on
+    # exactly its version. Its full version (22.05.8-4+deb12u3, 26.05.3-1), not only the
+    # upstream one that config.h has: the source tree tools/setup.sh configures is that
+    # exact package's. (Not with SLURM_AI_MATCH_INSTALLED_SLURM=OFF: the installed package
+    # is another Slurm.)
+    set(deb_package slurm-wlm-basic-plugins)
     set(deb_version "")
     if(SLURM_AI_MATCH_INSTALLED_SLURM)
-      execute_process(COMMAND dpkg-query -W -f=\${Version} slurm-wlm-basic-plugins
-                      OUTPUT_VARIABLE deb_version RESULT_VARIABLE rc ERROR_QUIET)
+      foreach(candidate slurm-wlm-basic-plugins slurm-smd)
+        execute_process(COMMAND dpkg-query -W -f=\${Version} ${candidate}
+                        OUTPUT_VARIABLE deb_version RESULT_VARIABLE rc ERROR_QUIET)
+        if(rc EQUAL 0 AND deb_version)
+          set(deb_package ${candidate})
+          break()
+        endif()
+        set(deb_version "")
+      endforeach()
     endif()
+    set(SLURM_AI_SLURM_DEB_PACKAGE "${deb_package}" CACHE STRING
+        "The Slurm package (its plugins) the .deb depends on exactly")
     set(SLURM_AI_SLURM_DEB_VERSION "${deb_version}" CACHE STRING
-        "slurm-wlm-basic-plugins version the package depends on exactly")
+        "The version of SLURM_AI_SLURM_DEB_PACKAGE the .deb depends on exactly")
+    set(pkg ${SLURM_AI_SLURM_DEB_PACKAGE})
     if(NOT SLURM_AI_SLURM_DEB_VERSION)
-      message(WARNING "slurm-wlm-basic-plugins is not installed: the .deb will depend on "
+      message(WARNING "${pkg} is not installed: the .deb will depend on "
                       "Slurm ${SLURM_AI_SLURM_VERSION} by upstream version only")
       set(CPACK_DEBIAN_PACKAGE_DEPENDS
-          "slurm-wlm-basic-plugins (>= ${SLURM_AI_SLURM_VERSION}), slurm-wlm-basic-plugins (<< ${SLURM_AI_SLURM_VERSION}.0~)")
+          "${pkg} (>= ${SLURM_AI_SLURM_VERSION}), ${pkg} (<< ${SLURM_AI_SLURM_VERSION}.0~)")
     elseif(NOT SLURM_AI_SLURM_DEB_VERSION MATCHES "^${SLURM_AI_SLURM_VERSION}-")
       message(FATAL_ERROR "SLURM_AI_SLURM_DEB_VERSION=${SLURM_AI_SLURM_DEB_VERSION} is not a "
                           "package of Slurm ${SLURM_AI_SLURM_VERSION}, which the plugins are built for")
     else()
-      set(CPACK_DEBIAN_PACKAGE_DEPENDS
-          "slurm-wlm-basic-plugins (= ${SLURM_AI_SLURM_DEB_VERSION})")
+      set(CPACK_DEBIAN_PACKAGE_DEPENDS "${pkg} (= ${SLURM_AI_SLURM_DEB_VERSION})")
     endif()
     set(release "1+slurm${SLURM_AI_SLURM_VERSION}")
   endif()

@@ -9,9 +9,9 @@
 # and its path is printed on the last line (also written to .../slurm-src/current).
 #
 # With SLURM_AI_SLURM_TARBALL (a release of ../shared/data/slurm-src, in the roots
-# tools/slurm-root.sh makes for 25.11 and 26.05) it installs Slurm's build dependencies
-# instead of Debian's Slurm packages, and builds and installs that release
-# (tools/slurm-from-source.sh), whose configured tree it prints.
+# tools/slurm-root.sh makes for 25.11 and 26.05) it builds and installs SchedMD's packages
+# of that release instead of Debian's (tools/slurm-from-source.sh) and prints the
+# configured tree.
 set -euo pipefail
 
 log() { printf 'setup: %s\n' "$*" >&2; }
@@ -39,11 +39,9 @@ esac
 
 TARBALL=${SLURM_AI_SLURM_TARBALL:-}
 if [ -n "$TARBALL" ]; then
-  # Slurm from SchedMD's tarball: what its configure finds for the daemons, clients and
-  # plugins the suite and its tests use (slurmrestd's and the metrics' HTTP and JSON,
-  # PAM as SchedMD's packages have it).
-  SLURM=(munge libmunge-dev libjson-c-dev libhttp-parser-dev libjwt-dev liblz4-dev libssl-dev
-         libpam0g-dev libreadline-dev libnuma-dev zlib1g-dev libcurl4-openssl-dev bzip2 xz-utils)
+  # Slurm from SchedMD's tarball, as SchedMD's own packages (tools/slurm-from-source.sh
+  # installs their build dependencies from the tarball's debian/control)
+  SLURM=(munge bzip2 xz-utils)
 else
   # Debian's Slurm daemons, clients and headers
   SLURM=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev)

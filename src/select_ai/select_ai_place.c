@@ -364,7 +364,7 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
 
     if (out.kind == AI_WAIT) {
         log_flag(SELECT_TYPE, "%s: %pJ waits: %s", AI_LOG, job_ptr, out.reason);
-        rc = SLURM_ERROR;
+        rc = AI_TOPOLOGY_WAIT_RC;
     } else if (out.kind == AI_PASSTHROUGH) {
         if (out.log_reason)
             info("%s: %pJ placed by plain cons_tres: %s", AI_LOG, job_ptr, out.reason);

@@ -82,6 +82,18 @@ typedef struct job_details job_details_t;
 #endif
 
 /*
+ * What a run-now test returns for a job the engine holds for a better placement (hard or
+ * soft locality: no leaf or domain can take it yet). From 26.05 slurmctld shows the text
+ * of a topology error code (ESLURM_TOPO_*) as the pending job's reason, as it does for
+ * topology/block's and topology/tree's own refusals; before, any error leaves Resources.
+ */
+#ifdef IS_TOPO_ERROR
+#define AI_TOPOLOGY_WAIT_RC ESLURM_TOPO_NO_FIT
+#else
+#define AI_TOPOLOGY_WAIT_RC SLURM_ERROR
+#endif
+
+/*
  * What a job test carries beyond the job, the bitmap, the node counts, the mode and the
  * preemption lists, passed through to cons_tres unchanged: the parameters, how
  * select_p_job_test keeps them (AI_TEST_EXTRA_INIT) and how they go on.

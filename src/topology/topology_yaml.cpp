@@ -17,6 +17,12 @@
 namespace slurm_ai {
 namespace {
 
+// The kinds of topology Slurm knows (26.05 adds ring and torus3d). The model takes the
+// tree and the blocks; a flat, ring or torus3d topology (another partition's) adds nothing.
+constexpr std::string_view kKinds = "tree, block, flat, ring, torus3d";
+bool is_kind(std::string_view key) {
+    return key == "tree" || key == "block" || key == "flat" || key == "ring" || key == "torus3d";
+}
 
 class YamlReader {
   public:
@@ -52,19 +58,21 @@ class YamlReader {
                         return error(name->scalar() + ".cluster_default", value.scalar(),
                                      "true or false", value.line());
                     is_default = *v;
-                } else if (key == "tree" || key == "block" || key == "flat") {
+                } else if (is_kind(key)) {
                     ++kinds;
                     kind = key;
                     body = value;
                 } else {
                     return error(name->scalar() + "." + key, value.scalar(),
-                                 "the keys topology, cluster_default and one of tree, block, flat",
+                                 "the keys topology, cluster_default and one of " +
+                                     std::string(kKinds),
                                  value.line());
                 }
             }
             if (kinds != 1)
                 return error(name->scalar(), kind,
-                             "exactly one of tree:, block: or flat: in a topology", t.line());
+                             "exactly one of " + std::string(kKinds) + " in a topology",
+                             t.line());
             if (!wanted_.empty() && name->scalar() != wanted_)
                 continue;
             found = true;

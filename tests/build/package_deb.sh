@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The Debian package and the install rules: cpack makes a .deb named for the Slurm it was
-# built for, depending on exactly the installed slurm-wlm-basic-plugins version (which
-# Debian's slurmctld, slurmd and slurm-client pin too); it holds both plugins in Slurm's
+# built for, depending on exactly the installed version of the package holding Slurm's
+# plugins (Debian's slurm-wlm-basic-plugins or SchedMD's slurm-smd, which the packages of
+# slurmctld, slurmd and srun pin too); it holds both plugins in Slurm's
 # PluginDir with all their entry points (and the as-cons-tres build in a directory of its
 # own, as select/cons_tres with id 109), the tools, their man pages and the example
 # configuration; apt would install it here, and refuses it once the Depends names another
@@ -20,7 +21,9 @@ plugin_dir=$(cache SLURM_AI_PLUGIN_INSTALL_DIR)
 alias_dir=$(cache SLURM_AI_AS_CONS_TRES_INSTALL_DIR)
 [ -f "$plugin_dir/select_cons_tres.so" ] ||
     fail "SLURM_AI_PLUGIN_INSTALL_DIR=$plugin_dir is not Slurm's PluginDir (no select_cons_tres.so)"
-slurm_deb=$(dpkg-query -W -f='${Version}' slurm-wlm-basic-plugins)
+slurm_pkg=$(cache SLURM_AI_SLURM_DEB_PACKAGE)
+[ -n "$slurm_pkg" ] || fail "no SLURM_AI_SLURM_DEB_PACKAGE in $build/CMakeCache.txt"
+slurm_deb=$(dpkg-query -W -f='${Version}' "$slurm_pkg")
 upstream=${slurm_deb%%-*}
 
 (cd "$build" && cpack -G DEB -B "$tmp/cpack" >"$tmp/cpack.log" 2>&1) ||
@@ -34,12 +37,14 @@ case $(basename "$deb") in
 esac
 depends=$(dpkg-deb -f "$deb" Depends)
 case ", $depends," in
-    *", slurm-wlm-basic-plugins (= $slurm_deb),"*) ;;
-    *) fail "Depends does not pin slurm-wlm-basic-plugins (= $slurm_deb): $depends" ;;
+    *", $slurm_pkg (= $slurm_deb),"*) ;;
+    *) fail "Depends does not pin $slurm_pkg (= $slurm_deb): $depends" ;;
 esac
-for p in slurmctld slurmd slurm-client; do
-    dpkg-query -W -f='${Depends}' "$p" | grep -q "slurm-wlm-basic-plugins (= $slurm_deb)" ||
-        fail "$p does not pin slurm-wlm-basic-plugins (= $slurm_deb), so pinning it would not pin $p"
+# The packages of the installed daemons and clients, whoever made them.
+for bin in slurmctld slurmd srun; do
+    p=$(dpkg -S "$(readlink -f "$(command -v "$bin")")" | cut -d: -f1)
+    dpkg-query -W -f='${Depends}' "$p" | grep -q "$slurm_pkg (= $slurm_deb)" ||
+        fail "$p (holding $bin) does not pin $slurm_pkg (= $slurm_deb), so pinning it would not pin $p"
 done
 
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
@@ -69,13 +74,13 @@ nm -D --defined-only "$tmp/x$plugin_dir/spank_ai.so" | grep -q ' slurm_spank_ini
 # package once it names another Slurm release.
 apt-get install -s "$deb" >"$tmp/apt.log" 2>&1 || { cat "$tmp/apt.log"; fail "apt would not install $deb"; }
 dpkg-deb -R "$deb" "$tmp/other"
-sed -i "s/slurm-wlm-basic-plugins (= [^)]*)/slurm-wlm-basic-plugins (= ${upstream}-0other)/" \
+sed -i "s/$slurm_pkg (= [^)]*)/$slurm_pkg (= ${upstream}-0other)/" \
     "$tmp/other/DEBIAN/control"
 dpkg-deb -b "$tmp/other" "$tmp/other.deb" >/dev/null
 if apt-get install -s "$tmp/other.deb" >"$tmp/apt-other.log" 2>&1; then
     fail "apt would install a slurm-ai built for Slurm ${upstream}-0other on $slurm_deb"
 fi
-grep -q "slurm-wlm-basic-plugins (= ${upstream}-0other)" "$tmp/apt-other.log" ||
+grep -q "$slurm_pkg (= ${upstream}-0other)" "$tmp/apt-other.log" ||
     { cat "$tmp/apt-other.log"; fail "apt refused the mismatched package for another reason"; }
 
 # cmake --install with DESTDIR: plugins at the PluginDir, tools under the prefix.
@@ -101,4 +106,4 @@ fi
 grep -q "SLURM_AI_PLUGIN_INSTALL_DIR='lib/slurm': expected an absolute path" "$tmp/b2.log" ||
     { tail -n 20 "$tmp/b2.log"; fail "no clear message for a relative SLURM_AI_PLUGIN_INSTALL_DIR"; }
 
-echo "PASS: $(basename "$deb"): Depends slurm-wlm-basic-plugins (= $slurm_deb); plugins in $plugin_dir and $alias_dir; $(wc -l <"$tmp/contents") paths"
+echo "PASS: $(basename "$deb"): Depends $slurm_pkg (= $slurm_deb); plugins in $plugin_dir and $alias_dir; $(wc -l <"$tmp/contents") paths"

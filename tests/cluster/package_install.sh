@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The .deb works as installed: cpack builds it from this build, dpkg installs it into a
 # fresh root, and a mini-cluster of its own runs with nothing but the package's files and
-# Debian's Slurm: PluginDir is the root's plugin directory before Debian's, the slurm.conf
+# the installed Slurm: PluginDir is the root's plugin directory before Slurm's, the slurm.conf
 # keys are the package's ai-suite.conf fragment, plugstack.conf is its plugstack.conf.d
 # line (path under the root, arguments as shipped), ai_select.conf is its example. Then
 # slurmctld has the root's select_ai_cons_tres.so mapped and has read ai_select.conf, a
@@ -60,7 +60,8 @@ ctld_log=$dir/log/slurmctld.log
 config=$(scontrol show config)
 get() { awk -F' = ' -v k="$1" '$1 ~ "^"k" *$" {print $2}' <<<"$config"; }
 expect_eq "SelectType" "$(sed -n 's/^SelectType=//p' "$examples/ai-suite.conf")" "$(get SelectType)"
-expect_eq "PluginDir" "$plugin_dir:/usr/lib/x86_64-linux-gnu/slurm-wlm" "$(get PluginDir)"
+slurm_plugin_dir=$(sed -n 's/^SLURM_AI_SLURM_PLUGIN_DIR:PATH=//p' "$build/CMakeCache.txt")
+expect_eq "PluginDir" "$plugin_dir:$slurm_plugin_dir" "$(get PluginDir)"
 expect_contains "SchedulerParameters" "$(get SchedulerParameters)" permit_job_expansion
 expect_eq "JobRequeue" 1 "$(get JobRequeue)"
 ctld_pid=$(cat "$dir/run/slurmctld.pid")

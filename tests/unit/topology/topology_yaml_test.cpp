@@ -44,6 +44,36 @@ const char *kSite = R"(# site topologies
   flat: true
 )";
 
+// Slurm 26.05's other kinds beside them: a ring, a 3-D torus and flat with options. They
+// are other partitions' topologies: the model is the same tree and blocks.
+const char *kKinds2605 = R"(- topology: fat-tree
+  cluster_default: true
+  tree:
+    switches:
+      - switch: leaf1
+        nodes: gpu[01-04]
+- topology: racks
+  block:
+    block_sizes: [2]
+    blocks:
+      - block: rack1
+        nodes: gpu[01-02]
+- topology: loop
+  ring:
+    rings:
+      - ring: r0
+        nodes: gpu[01-04]
+- topology: cube
+  torus3d:
+    toruses:
+      - name: pod
+        dims: {x: 2, y: 2, z: 1}
+        nodes: gpu[01-04]
+- topology: plain
+  flat:
+    alpha_step_rank: true
+)";
+
 std::vector<std::string> host_names(const Fabric &f, const std::vector<int> &hosts) {
     std::vector<std::string> out;
     for (int h : hosts)
@@ -155,6 +185,20 @@ TEST_CASE("topology.yaml quotes names YAML would read as something else", "[topo
     REQUIRE(back.ok());
     for (const char *name : {"yes", "null", "n1", "&x", "1e3"})
         CHECK(back->find(name) >= 0);
+}
+
+TEST_CASE("topology.yaml: Slurm 26.05's ring and torus3d topologies are taken, not refused",
+          "[topology][yaml]") {
+    auto f = parse_topology_yaml(kKinds2605, "26.05.yaml");
+    INFO((f ? "" : f.error().message()));
+    REQUIRE(f.ok());
+    CHECK(f->switches().size() == 1);
+    CHECK(f->hosts().size() == 4);
+    REQUIRE(f->blocks.size() == 1);
+    CHECK(f->blocks[0].name == "rack1");
+    auto ring = parse_topology_yaml(kKinds2605, "26.05.yaml", 100.0, "loop");
+    REQUIRE(ring.ok());
+    CHECK(ring->nodes.empty());
 }
 
 TEST_CASE("topology.yaml: bad input is refused with the field, the value and the line",
