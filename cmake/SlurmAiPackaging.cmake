@@ -25,10 +25,11 @@ include(GNUInstallDirs)
 
 # Slurm's PluginDir: the directory that holds the installed select_cons_tres.so (the select
 # plugin forwards to it from the same directory), looked for where pkg-config's slurm
-# libdir points and where Debian, RPM and source installs put it.
+# libdir points and where Debian's, SchedMD's, RPM and source installs put it.
 if(SLURM_AI_BUILD_PLUGINS)
   set(_slurm_plugin_dirs /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm-wlm /usr/lib/slurm-wlm
-                         /usr/lib64/slurm /usr/lib/slurm /usr/local/lib/slurm)
+                         /usr/lib/${CMAKE_LIBRARY_ARCHITECTURE}/slurm /usr/lib64/slurm
+                         /usr/lib/slurm /usr/local/lib/slurm)
   find_package(PkgConfig QUIET)
   if(PKG_CONFIG_FOUND)
     pkg_get_variable(_slurm_pc_libdir slurm libdir)
@@ -84,6 +85,20 @@ file(GLOB _slurm_ai_man_pages CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/man/*
 install(FILES ${_slurm_ai_man_pages} DESTINATION ${CMAKE_INSTALL_MANDIR}/man1)
 install(FILES ${PROJECT_SOURCE_DIR}/docs/man/ai_select.conf.5 DESTINATION ${CMAKE_INSTALL_MANDIR}/man5)
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/slurm.conf.d DESTINATION ${SLURM_AI_DATA_INSTALL_DIR})
+# The examples name Debian's PluginDir; installed, they name the directories this build's
+# plugins go to (SchedMD's packages have /usr/lib/<arch>/slurm).
+if(SLURM_AI_BUILD_PLUGINS)
+  set(_debian_plugins /usr/lib/x86_64-linux-gnu/slurm-wlm)
+  set(_debian_alias /usr/lib/x86_64-linux-gnu/slurm-ai/as-cons-tres)
+  install(CODE "
+    foreach(f ai-suite.conf plugstack.conf.d/ai.conf)
+      set(p \"\$ENV{DESTDIR}\${CMAKE_INSTALL_PREFIX}/${SLURM_AI_DATA_INSTALL_DIR}/slurm.conf.d/\${f}\")
+      file(READ \"\${p}\" text)
+      string(REPLACE \"${_debian_alias}\" \"${SLURM_AI_AS_CONS_TRES_INSTALL_DIR}\" text \"\${text}\")
+      string(REPLACE \"${_debian_plugins}\" \"${SLURM_AI_PLUGIN_INSTALL_DIR}\" text \"\${text}\")
+      file(WRITE \"\${p}\" \"\${text}\")
+    endforeach()")
+endif()
 # The daemons' units, where systemd looks for packaged ones; installing does not enable them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/systemd/ DESTINATION lib/systemd/system
         FILES_MATCHING PATTERN "*.service")

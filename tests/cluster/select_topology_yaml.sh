@@ -84,7 +84,9 @@ wait_job_gone "$id"
 declare -A SEG PLAIN REASON
 for c in A B; do
     for n in n1 n9; do
-        on "$c" sbatch --parsable -p nvl -w "$n" --exclusive -J busy -o /dev/null --wrap='sleep 300' >/dev/null
+        busy=$(on "$c" sbatch --parsable -p nvl -w "$n" --exclusive -J busy -o /dev/null \
+               --wrap='sleep 300')
+        wait_state "$c" "$busy" RUNNING
     done
     SEG[$c]=$(on "$c" sbatch --parsable -p nvl -N8 --segment=4 -o /dev/null \
               $([ "$c" = A ] && echo --ai-comm=allreduce:bytes=1G) --wrap='sleep 30')
