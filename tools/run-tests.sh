@@ -20,18 +20,20 @@ if command -v docker >/dev/null && docker info >/dev/null 2>&1; then
    exec docker/images.sh --runtime-only --build-dir "$build") \
     >"$build/docker-images/runtime.log" 2>&1 &
 fi
-# The Debian root of the other Slurm series tested (tools/slurm-root.sh: debootstrap, that
-# Slurm's packages and configured source tree; mostly download and unpacking) is made
-# beside the build too when every test runs (no ctest arguments); the slurm-<series>
-# tests wait for it, or make it themselves. SLURM_AI_OTHER_SLURM="" leaves them out.
-other=${SLURM_AI_OTHER_SLURM-24.11}
+# The Debian roots of the other Slurm series tested (tools/slurm-root.sh: debootstrap, that
+# Slurm's packages and configured source tree; for 24.11 mostly download and unpacking,
+# for 26.05 SchedMD's packages built from ../shared/data/slurm-src, about 12 minutes of
+# CPU at nice 10) are made beside the build too when every test runs (no ctest
+# arguments); the slurm-<series> tests wait for them, or make them themselves.
+# SLURM_AI_OTHER_SLURM (space-separated series) chooses them; "" leaves them out.
+other=${SLURM_AI_OTHER_SLURM-24.11 26.05}
 for series in $other; do
   [ $# -eq 0 ] || break
   mkdir -p "$build"
   (until command -v debootstrap >/dev/null; do sleep 5; done
    exec nice -n 10 tools/slurm-root.sh "$series") >"$build/slurm-root-$series.log" 2>&1 &
 done
-BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON "-DSLURM_AI_OTHER_SLURM=$other"
+BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON "-DSLURM_AI_OTHER_SLURM=${other// /;}"
 
 cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.txt")
 # ctest's fixture cleanup tears the cluster down; this covers ctest itself being killed.
