@@ -10,10 +10,7 @@
 # has requeued the job before the trigger runs, and ai-recover finds nothing to recover).
 # Skipped (77) before Slurm 25.11.
 source "$(dirname "$0")/lib.sh"
-if ! slurm_at_least 25 11; then
-    echo "SKIP [ckpt_requeue_expedite]: Slurm $SLURM_SERIES has no --requeue=expedite (25.11+)"
-    exit 77
-fi
+skip_before 25 11 '--requeue=expedite'
 source "$(dirname "$0")/../trainer/cluster_helpers.bash"
 t_begin=$SECONDS
 trap ckpt_cluster_down EXIT
@@ -38,9 +35,7 @@ expect_eq "end state" COMPLETED \
     "$(sed -n "s/^JobId=$id .*JobState=\([A-Z_]*\).*/\1/p" "$CKPT_DIR/log/jobcomp.log" | tail -n1)"
 
 j=$(analyse "$out" "$t_fail")
-expect_eq "trainer errors" "[]" "$(py "$j" 'd["errors"]')"
-expect_eq "final step count" "$steps" "$(py "$j" 'd["final_step"]')"
-expect_eq "final state verifies" true "$(py "$j" 'd["final_digest_ok"]')"
+expect_trainer_finished "$j" "$steps"
 expect_eq "runs of the job the trainer saw" 2 "$(py "$j" 'len(d["runs"])')"
 resume=$(py "$j" 'd["runs"][1]["resume_step"]')
 newest_before=$(py "$j" 'd["failures"][0]["newest_checkpoint_before"]')

@@ -19,6 +19,14 @@ slurm_at_least() {  # slurm_at_least MAJOR MINOR
     [ "$major" -gt "$1" ] || { [ "$major" = "$1" ] && [ "$minor" -ge "$2" ]; }
 }
 
+# skip_before MAJOR MINOR WHAT: a test of what Slurm MAJOR.MINOR brought (WHAT) is skipped
+# (exit 77, ctest's SKIP_RETURN_CODE) on an older Slurm, saying so.
+skip_before() {
+    slurm_at_least "$1" "$2" && return 0
+    echo "SKIP [$TEST_NAME]: Slurm $SLURM_SERIES has no $3 ($1.$2+)"
+    exit 77
+}
+
 fail() {
     echo "FAIL [$TEST_NAME]: $*" >&2
     exit 1

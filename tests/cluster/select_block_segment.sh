@@ -11,10 +11,7 @@
 source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-if ! slurm_at_least 23 11; then
-    echo "SKIP [select_block_segment]: Slurm $SLURM_SERIES has no topology/block (23.11+)"
-    exit 77
-fi
+skip_before 23 11 'topology/block'
 t0=$SECONDS
 
 side_by_side block

@@ -7,10 +7,7 @@
 source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-if ! slurm_at_least 25 11; then
-    echo "SKIP [select_metrics_endpoint]: Slurm $SLURM_SERIES has no metrics/openmetrics (25.11+)"
-    exit 77
-fi
+skip_before 25 11 'metrics/openmetrics'
 command -v curl >/dev/null || fail "curl not found (tools/setup.sh installs it)"
 t0=$SECONDS
 dir=$(mktemp -d /tmp/slurm-ai-metrics.XXXXXX)

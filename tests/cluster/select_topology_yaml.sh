@@ -13,10 +13,7 @@
 source "$(dirname "$0")/lib.sh"
 
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-if ! slurm_at_least 25 5; then
-    echo "SKIP [select_topology_yaml]: Slurm $SLURM_SERIES has no topology.yaml (25.05+)"
-    exit 77
-fi
+skip_before 25 05 'topology.yaml'
 t0=$SECONDS
 side_by_side yaml
 declare -A LABEL=([A]="suite cluster (select/ai_cons_tres)" [B]="stock cluster (select/cons_tres)")

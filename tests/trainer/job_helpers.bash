@@ -27,6 +27,15 @@ analyse() {
     echo "$out.json"
 }
 
+# expect_trainer_finished JSON STEPS [WHAT]: the trainer's runs (analyse's JSON) raised no
+# error and ended at step STEPS with a final state that verifies.
+expect_trainer_finished() {
+    local what=${3:+$3: }
+    expect_eq "${what}trainer errors" "[]" "$(py "$1" 'd["errors"]')"
+    expect_eq "${what}final step count" "$2" "$(py "$1" 'd["final_step"]')"
+    expect_eq "${what}final state verifies" true "$(py "$1" 'd["final_digest_ok"]')"
+}
+
 # py FILE EXPR: evaluates a Python expression over the JSON in FILE (as d).
 py() {
     python3 -c 'import json,sys
