@@ -34,26 +34,20 @@ namespace {
 
 using SteadyClock = std::chrono::steady_clock;
 
-// From 26.05 libslurm names a job by a slurm_step_id_t (the job's id, no step) where it
-// took the job id before: in slurm_load_job, slurm_get_job_steps and slurm_kill_job, in
-// a job descriptor and in an allocation's response. These take and give the job id on
-// every release.
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+// libslurm names a job by a slurm_step_id_t (the job's id, no step) where it took the job
+// id before: from 25.11 in slurm_get_job_steps, a job descriptor and an allocation's
+// response, from 26.05 also in slurm_load_job and slurm_kill_job. These take and give the
+// job id on every release.
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 11, 0)
 slurm_step_id_t whole_job(std::uint32_t job_id) {
     slurm_step_id_t id = SLURM_STEP_ID_INITIALIZER;
     id.job_id = job_id;
     return id;
 }
-int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
-    return slurm_load_job(msg, whole_job(job_id), flags);
-}
 int load_job_steps(std::uint32_t job_id, job_step_info_response_msg_t **msg,
                    std::uint16_t flags) {
     slurm_step_id_t id = whole_job(job_id);
     return slurm_get_job_steps(&id, msg, flags);
-}
-int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
-    return slurm_kill_job(whole_job(job_id), sig, flags);
 }
 void set_job_id(job_desc_msg_t &d, std::uint32_t job_id) {
     d.step_id = whole_job(job_id);
@@ -62,21 +56,30 @@ std::uint32_t allocated_job_id(const resource_allocation_response_msg_t &r) {
     return r.step_id.job_id;
 }
 #else
-int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
-    return slurm_load_job(msg, job_id, flags);
-}
 int load_job_steps(std::uint32_t job_id, job_step_info_response_msg_t **msg,
                    std::uint16_t flags) {
     return slurm_get_job_steps(0, job_id, NO_VAL, msg, flags);
-}
-int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
-    return slurm_kill_job(job_id, sig, flags);
 }
 void set_job_id(job_desc_msg_t &d, std::uint32_t job_id) {
     d.job_id = job_id;
 }
 std::uint32_t allocated_job_id(const resource_allocation_response_msg_t &r) {
     return r.job_id;
+}
+#endif
+#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(26, 5, 0)
+int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
+    return slurm_load_job(msg, whole_job(job_id), flags);
+}
+int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
+    return slurm_kill_job(whole_job(job_id), sig, flags);
+}
+#else
+int load_job(job_info_msg_t **msg, std::uint32_t job_id, std::uint16_t flags) {
+    return slurm_load_job(msg, job_id, flags);
+}
+int kill_job(std::uint32_t job_id, std::uint16_t sig, std::uint16_t flags) {
+    return slurm_kill_job(job_id, sig, flags);
 }
 #endif
 
