@@ -394,9 +394,10 @@ else
     same "reservation pr_cores" "scontrol show reservation" "$(resv_show A pr_cores)" \
         "$(resv_show B pr_cores)"
     # The cores stock Slurm reserves (the suite's are the same, checked above): 4; stock
-    # 26.05.3 shows NodeCnt=5 CoreCnt=5 for this request, one core on each node it takes.
+    # 25.11.7 and 26.05.3 show NodeCnt=5 CoreCnt=5 for this request, one core on each
+    # node it takes.
     cores=4
-    ! slurm_at_least 26 5 || cores=5
+    ! slurm_at_least 25 11 || cores=5
     expect_contains "stock reservation pr_cores" "$(resv_show B pr_cores)" "CoreCnt=$cores "
     cores_note="CoreCnt=$cores $(resv_show B pr_cores | grep -o 'NodeCnt=[0-9]*')"
 fi
