@@ -1,9 +1,11 @@
 #include "slurm_ai/job/job_record.hpp"
 
 #include <filesystem>
+#include <stdexcept>
 
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/enum_names.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/json_number.hpp"
 #include "slurm_ai/common/json_text.hpp"
@@ -56,6 +58,8 @@ void to_json(json &j, const JobRecord &r) {
     if (r.fell_back) {
         j["fell_back"] = true;
         j["fallback_reason"] = r.fallback_reason;
+        if (r.fallback_class)
+            j["fallback_class"] = enum_name(*r.fallback_class, kFallbackClassNames);
     }
     if (!r.cons_tres_would_choose.empty())
         j["cons_tres_would_choose"] = r.cons_tres_would_choose;
@@ -80,6 +84,13 @@ void from_json(const json &j, JobRecord &r) {
         r.decision = j.at("decision").get<JobDecision>();
     r.fell_back = j.value("fell_back", false);
     r.fallback_reason = j.value("fallback_reason", std::string());
+    if (j.contains("fallback_class")) {
+        const std::string name = j.at("fallback_class").get<std::string>();
+        r.fallback_class = enum_from_name<FallbackClass>(name, kFallbackClassNames);
+        if (!r.fallback_class)
+            throw std::invalid_argument("fallback_class '" + name + "': expected " +
+                                        enum_names_list(kFallbackClassNames));
+    }
     r.cons_tres_would_choose = j.value("cons_tres_would_choose", std::string());
     r.elastic_start = j.value("elastic_start", std::string());
     r.recorded_at = j.value("recorded_at", std::int64_t{0});

@@ -180,7 +180,7 @@ Histogram &Registry::histogram(Family &f, Labels labels, std::vector<double> upp
     return f.histograms.back().second;
 }
 
-std::string write_exposition(const std::vector<Family> &families, Format format) {
+std::string write_exposition(const std::deque<Family> &families, Format format) {
     std::string out;
     for (const auto &f : families)
         write_family(out, f, format);

@@ -104,36 +104,38 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
 
 SelectOutcome SelectService::decide(const SelectJob &job, std::span<const SelectNode> nodes) {
     SelectOutcome out;
-    auto fallback = [&](std::string reason, bool worth_logging) {
+    // A fallback with a class is one the job's record and the log keep (the first time).
+    auto fallback = [&](std::string reason, std::optional<FallbackClass> kept) {
         out.kind = SelectOutcome::Kind::kPassthrough;
         out.reason = std::move(reason);
-        out.log_reason = worth_logging && fallbacks_.emplace(job.job_id, out.reason).second;
+        out.log_reason = kept && fallbacks_.try_emplace(job.job_id, *kept, out.reason).second;
         return out;
     };
     if (!loaded_)
-        return fallback("no topology loaded", true);
+        return fallback("no topology loaded", FallbackClass::kNoTopology);
     Loaded &l = *loaded_;
     if (l.policy->passthrough())
-        return fallback("Policy=passthrough", false);
+        return fallback("Policy=passthrough", std::nullopt);
 
     const JobOptions &opts = options(job.job_id, job.env);
     if (!opts.errors.empty())
-        return fallback("invalid hint: " + opts.errors.front().message(), true);
+        return fallback("invalid hint: " + opts.errors.front().message(),
+                        FallbackClass::kInvalidHint);
     const JobHints &hints = opts.hints;
     const bool has_hints = !hints.empty();
     const bool multi_node = job.min_nodes > 1;
     if (!has_hints) {
         if (job.total_gpus == 0 && !multi_node)
-            return fallback("single-node job without GPUs or hints", false);
+            return fallback("single-node job without GPUs or hints", std::nullopt);
         if (multi_node && !l.config.multi_node_best_fit)
-            return fallback("MultiNodeBestFit=no", false);
+            return fallback("MultiNodeBestFit=no", std::nullopt);
         if (!multi_node && !l.config.single_node_gpus)
-            return fallback("SingleNodeGpus=no", false);
+            return fallback("SingleNodeGpus=no", std::nullopt);
     }
     std::string why;
     auto demand = demand_of(job, opts, &why);
     if (!demand)
-        return fallback(why, true);
+        return fallback(why, FallbackClass::kDemand);
 
     // Jobs not tested for a while (cancelled, held, moved) drop out; this one is in.
     const double now = clock_.wall_s();
@@ -143,7 +145,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     int candidates = 0;
     ClusterState state = free_view(nodes, &candidates);
     if (candidates == 0)
-        return fallback("no candidate node is a host of the fabric", true);
+        return fallback("no candidate node is a host of the fabric", FallbackClass::kOutsideFabric);
 
     // An elastic job takes as many nodes as fit, from its MAX down to its MIN, both
     // within the node range slurmctld accepts for it (elastic_within).
@@ -179,7 +181,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         return out;
     }
     if (!decision.placement)
-        return fallback("engine: " + decision.reason, false);
+        return fallback("engine: " + decision.reason, std::nullopt);
     waiting_.erase(job.job_id);
     out = placed(job, *demand, *decision.placement, state);
     if (elastic) {
@@ -326,7 +328,8 @@ SelectOutcome SelectService::decide_expansion(const SelectJob &job, std::uint32_
     auto fallback = [&](std::string reason) {
         out.kind = SelectOutcome::Kind::kPassthrough;
         out.reason = "expansion: " + std::move(reason);
-        out.log_reason = fallbacks_.emplace(job.job_id, out.reason).second;
+        out.log_reason =
+            fallbacks_.try_emplace(job.job_id, FallbackClass::kExpansion, out.reason).second;
         return out;
     };
     if (!loaded_)
@@ -426,9 +429,10 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     }
     if (auto it = fallbacks_.find(job_id); it != fallbacks_.end()) {
         rec.fell_back = true;
-        rec.fallback_reason = it->second;
+        rec.fallback_class = it->second.first;
+        rec.fallback_reason = it->second.second;
         if (!rec.decision)
-            summary += " (" + it->second + ")";
+            summary += " (" + it->second.second + ")";
     }
     if (auto it = stock_choices_.find(job_id); it != stock_choices_.end()) {
         rec.cons_tres_would_choose = std::move(it->second);

@@ -13,6 +13,7 @@
 #include <slurm/slurm.h>
 #include <slurm/slurm_errno.h>
 
+#include "slurm_ai/common/gres_text.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 
 // libslurm's names of states and reasons, as scontrol prints them: exported by
@@ -180,6 +181,10 @@ NodeInfo to_node(const node_info_t &n) {
     o.down = base == NODE_STATE_DOWN;
     o.reason = str(n.reason);
     o.reason_at = n.reason_time;
+    o.gpus = gres_gpu_count(str(n.gres));
+    o.gpus_used = std::min(o.gpus, gres_gpu_count(str(n.gres_used)));
+    o.usable = !o.down && base != NODE_STATE_FUTURE && base != NODE_STATE_UNKNOWN &&
+               !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND | NODE_STATE_FAIL));
     return o;
 }
 

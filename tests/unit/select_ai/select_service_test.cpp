@@ -124,9 +124,21 @@ TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     CHECK(b.log_reason);                          // logged once...
     CHECK_FALSE(s.decide(bad, view).log_reason);  // ...not twice
     CHECK_THAT(b.reason, Catch::Contains("invalid hint"));
+    // Its record keeps the fallback, classed for ai-metrics.
+    s.record(dir, 8, "g[1-2]", "", bad.env);
+    auto bad_rec = read_job_record(dir, 8);
+    REQUIRE(bad_rec.ok());
+    CHECK(bad_rec->fell_back);
+    CHECK(bad_rec->fallback_class == FallbackClass::kInvalidHint);
 
+    // A job that never asked the engine (no hints, no GPUs) has no fallback at all.
     SelectJob plain{9, 1, 1, 0, 0, 1, 0, {}};
     CHECK(s.decide(plain, view).kind == SelectOutcome::Kind::kPassthrough);
+    s.record(dir, 9, "g2", "", plain.env);
+    auto plain_rec = read_job_record(dir, 9);
+    REQUIRE(plain_rec.ok());
+    CHECK_FALSE(plain_rec->fell_back);
+    CHECK_FALSE(plain_rec->fallback_class);
 }
 
 TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[service]") {
@@ -463,6 +475,7 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
                     "pipeline", 64u << 20};
     r.fell_back = true;
     r.fallback_reason = "why";
+    r.fallback_class = FallbackClass::kOutsideFabric;
     r.cons_tres_would_choose = "g[2-3]";
     r.elastic_start = "--ai-elastic=2:8 started as 2:2";
     r.recorded_at = 1795352481;
@@ -477,6 +490,7 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     CHECK(back->hint_errors == r.hint_errors);
     CHECK(back->decision == r.decision);
     CHECK(back->fallback_reason == "why");
+    CHECK(back->fallback_class == FallbackClass::kOutsideFabric);
     CHECK(back->cons_tres_would_choose == "g[2-3]");
     CHECK(back->elastic_start == r.elastic_start);
     CHECK(back->recorded_at == r.recorded_at);
@@ -498,6 +512,11 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     auto bad = read_job_record(dir, 79);
     REQUIRE_FALSE(bad.ok());
     CHECK_THAT(bad.error().message(), Catch::Contains("79.json"));
+    write(job_record_path(dir, 81),
+          "{\"job_id\": 81, \"fell_back\": true, \"fallback_class\": \"x\"}");
+    auto unknown = read_job_record(dir, 81);
+    REQUIRE_FALSE(unknown.ok());
+    CHECK_THAT(unknown.error().message(), Catch::Contains("fallback_class 'x': expected"));
 
     // The text alone, without the file system: what the file holds, and errors naming
     // the source they are given.

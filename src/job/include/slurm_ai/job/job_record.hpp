@@ -35,6 +35,19 @@ struct JobDecision {
     bool operator==(const JobDecision &) const = default;
 };
 
+// Why the engine left a job it was asked to place to plain cons_tres, in the few words a
+// metric label carries (ai-metrics counts them); the record's fallback_reason says it in
+// full. Jobs that never asked (no hints, Policy=passthrough) have none.
+enum class FallbackClass {
+    kNoTopology,     // no valid ai_select.conf and fabric loaded
+    kInvalidHint,    // an --ai-* option the plugin could not read
+    kDemand,         // the job's request has no demand the model can place
+    kOutsideFabric,  // none of the job's candidate nodes is a host of the fabric
+    kExpansion,      // an expansion job (a grow) the engine could not plan
+};
+inline constexpr std::string_view kFallbackClassNames[] = {
+    "no_topology", "invalid_hint", "demand", "outside_fabric", "expansion"};
+
 struct JobRecord {
     std::uint32_t job_id = 0;
     std::string nodes;  // as Slurm allocated them
@@ -46,6 +59,7 @@ struct JobRecord {
     std::optional<JobDecision> decision;  // none: placed by plain cons_tres
     bool fell_back = false;
     std::string fallback_reason;         // why the engine left it to cons_tres
+    std::optional<FallbackClass> fallback_class;  // the same, classed (none before 2026-11)
     std::string cons_tres_would_choose;  // with Debug=yes
     std::string elastic_start;           // how a clamped --ai-elastic job started
     std::int64_t recorded_at = 0;        // seconds since the epoch

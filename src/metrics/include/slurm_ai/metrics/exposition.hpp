@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -48,23 +49,24 @@ struct Family {
     std::string unit;  // "" or the name's last word: seconds, bytes, ratio, ...
     std::string help;
     std::vector<std::pair<Labels, double>> samples;        // gauges and counters
-    std::vector<std::pair<Labels, Histogram>> histograms;  // histograms
+    std::deque<std::pair<Labels, Histogram>> histograms;  // histograms (stay where made)
 };
 
 class Registry {
   public:
-    // A new family; the reference stays valid until the next add().
+    // A new family; the reference stays valid as long as the registry.
     Family &add(std::string name, Type type, std::string unit, std::string help);
     void set(Family &f, Labels labels, double value);      // a gauge's or counter's sample
+    // A histogram's series; the reference stays valid as long as the registry.
     Histogram &histogram(Family &f, Labels labels, std::vector<double> upper_bounds);
-    const std::vector<Family> &families() const { return families_; }
+    const std::deque<Family> &families() const { return families_; }
 
   private:
     void check_labels(const Family &f, const Labels &labels) const;
-    std::vector<Family> families_;
+    std::deque<Family> families_;  // a deque: add() moves no family
 };
 
-std::string write_exposition(const std::vector<Family> &families, Format format);
+std::string write_exposition(const std::deque<Family> &families, Format format);
 // The Content-Type header of each format.
 std::string_view content_type(Format format);
 // The format an HTTP Accept header asks for: OpenMetrics when it names

@@ -156,7 +156,7 @@ class SelectService {
     // engine keeps room for (ClusterState::wanted).
     std::map<std::uint32_t, std::pair<std::uint32_t, double>> waiting_;
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
-    std::map<std::uint32_t, std::string> fallbacks_;
+    std::map<std::uint32_t, std::pair<FallbackClass, std::string>> fallbacks_;
     std::map<std::uint32_t, std::string> stock_choices_;  // job -> cons_tres's nodes
     JobOptionsCache options_;
 

@@ -1,0 +1,46 @@
+// The suite's own figures for a scrape, the families ai-metrics serves beside Slurm's:
+// what the select plugin decided (from its job records: who placed each job, why the
+// engine fell back, how long it took), how well the running multi-GPU jobs are placed
+// (the model's efficiency: communication time on the ideal placement over that on the
+// job's own), how many leaf switches and NVLink domains each spans, and where free GPUs
+// sit, per leaf and per domain, with those no pending job can use (stranded). Labels
+// are the fabric's names and fixed words, never a job id: their number is bounded by the
+// cluster.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/metrics/exposition.hpp"
+
+namespace slurm_ai::metrics {
+
+// A job as Slurm lists it now.
+struct JobNow {
+    std::uint32_t job_id = 0;
+    bool running = false;            // else pending
+    std::vector<std::string> hosts;  // a running job's nodes
+    std::uint32_t gpus_per_node = 0;
+    std::uint32_t nodes = 1;  // a pending job's node count
+};
+
+// A host as Slurm and the fabric know it now.
+struct HostNow {
+    std::string name;
+    std::string leaf;    // its leaf switch in the fabric; "" for none
+    std::string domain;  // its NVLink domain; "" for none
+    std::uint32_t gpus = 0, free_gpus = 0;
+    bool usable = true;  // up and not drained: its free GPUs can be given
+};
+
+struct SuiteInputs {
+    std::vector<JobRecord> records;  // every job record of the state directory
+    std::vector<JobNow> jobs;
+    std::vector<HostNow> hosts;
+};
+
+void add_suite_figures(Registry &registry, const SuiteInputs &in);
+
+}  // namespace slurm_ai::metrics

@@ -1,0 +1,149 @@
+#include "slurm_ai/metrics/suite_figures.hpp"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+
+namespace slurm_ai::metrics {
+namespace {
+
+const std::vector<double> kDecisionBounds{0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005,
+                                          0.01,   0.025,   0.05,   0.1,   0.25,   1};
+const std::vector<double> kEfficiencyBounds{0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1};
+const std::vector<double> kSpanBounds{1, 2, 4, 8, 16, 32, 64};
+constexpr const char *kNone = "none";  // the label of a host outside every leaf or domain
+
+void decisions(Registry &r, const std::vector<JobRecord> &records) {
+    auto &started = r.add("slurm_ai_jobs_started", Type::kCounter, "",
+                          "Jobs the select plugin saw start, by what placed them: engine (the "
+                          "suite's placement) or cons_tres (Slurm's own)");
+    auto &fallbacks = r.add("slurm_ai_engine_fallbacks", Type::kCounter, "",
+                            "Jobs the engine was asked to place and left to cons_tres, by why");
+    auto &seconds = r.add("slurm_ai_decision_seconds", Type::kHistogram, "seconds",
+                          "Time the engine took to place each job it placed");
+    Histogram &time = r.histogram(seconds, {}, kDecisionBounds);
+    double engine = 0, plain = 0, unclassified = 0;
+    std::vector<double> by_class(std::size(kFallbackClassNames), 0);
+    for (const auto &rec : records) {
+        if (rec.decision) {
+            ++engine;
+            time.observe(rec.decision->decision_ms / 1000.0);
+        } else {
+            ++plain;
+        }
+        if (rec.fell_back && rec.fallback_class)
+            ++by_class[static_cast<std::size_t>(*rec.fallback_class)];
+        else if (rec.fell_back)
+            ++unclassified;
+    }
+    r.set(started, {{"placed_by", "engine"}}, engine);
+    r.set(started, {{"placed_by", "cons_tres"}}, plain);
+    for (std::size_t i = 0; i < by_class.size(); ++i)
+        r.set(fallbacks, {{"reason", std::string(kFallbackClassNames[i])}}, by_class[i]);
+    r.set(fallbacks, {{"reason", "unclassified"}}, unclassified);
+}
+
+// Placement efficiency and spans of the running jobs.
+void running(Registry &r, const SuiteInputs &in) {
+    std::map<std::uint32_t, const JobRecord *> record_of;
+    for (const auto &rec : in.records)
+        record_of[rec.job_id] = &rec;
+    std::map<std::string, const HostNow *> host_of;
+    for (const auto &h : in.hosts)
+        host_of[h.name] = &h;
+    auto &eff = r.add("slurm_ai_placement_efficiency_ratio", Type::kHistogram, "ratio",
+                      "Running multi-GPU jobs the engine placed, by the model's placement "
+                      "efficiency: communication time on the ideal placement over that on "
+                      "the job's (1: as good as any)");
+    Histogram &efficiency = r.histogram(eff, {}, kEfficiencyBounds);
+    auto &cluster = r.add("slurm_ai_cluster_placement_efficiency_ratio", Type::kGauge, "ratio",
+                          "Placement efficiency of the running multi-GPU jobs the engine "
+                          "placed, weighted by their GPUs (no sample while none runs)");
+    auto &leaves = r.add("slurm_ai_job_leaf_switches", Type::kHistogram, "",
+                         "Running jobs by the number of leaf switches their nodes sit under");
+    auto &domains = r.add("slurm_ai_job_nvlink_domains", Type::kHistogram, "",
+                          "Running jobs on NVLink-domain hosts by the number of domains they "
+                          "span");
+    Histogram &leaf_span = r.histogram(leaves, {}, kSpanBounds);
+    Histogram &domain_span = r.histogram(domains, {}, kSpanBounds);
+    double weighted = 0, gpus = 0;
+    for (const auto &job : in.jobs) {
+        if (!job.running || job.hosts.empty())
+            continue;
+        std::set<std::string> job_leaves, job_domains;
+        for (const auto &name : job.hosts)
+            if (auto it = host_of.find(name); it != host_of.end()) {
+                if (!it->second->leaf.empty())
+                    job_leaves.insert(it->second->leaf);
+                if (!it->second->domain.empty())
+                    job_domains.insert(it->second->domain);
+            }
+        if (!job_leaves.empty())
+            leaf_span.observe(static_cast<double>(job_leaves.size()));
+        if (!job_domains.empty())
+            domain_span.observe(static_cast<double>(job_domains.size()));
+        const double job_gpus = static_cast<double>(job.gpus_per_node) *
+                                static_cast<double>(job.hosts.size());
+        auto rec = record_of.find(job.job_id);
+        if (job_gpus < 2 || rec == record_of.end() || !rec->second->decision)
+            continue;
+        const double e = rec->second->decision->efficiency;
+        efficiency.observe(e);
+        weighted += e * job_gpus;
+        gpus += job_gpus;
+    }
+    if (gpus > 0)
+        r.set(cluster, {}, weighted / gpus);
+}
+
+// Two gauges per place (a leaf switch, an NVLink domain): its free GPUs and, of those,
+// the stranded ones. places: name -> (free, stranded).
+void place_gauges(Registry &r, const std::string &prefix, const std::string &label,
+                  const std::string &what,
+                  const std::map<std::string, std::pair<double, double>> &places) {
+    auto &free = r.add(prefix + "_free_gpus", Type::kGauge, "",
+                       "Free GPUs on the usable hosts of each " + what);
+    auto &stranded = r.add(prefix + "_stranded_gpus", Type::kGauge, "",
+                           "Free GPUs of each " + what +
+                               " on hosts with fewer free than any pending GPU job asks per node");
+    for (const auto &[name, v] : places) {
+        r.set(free, {{label, name}}, v.first);
+        r.set(stranded, {{label, name}}, v.second);
+    }
+}
+
+// Free GPUs per leaf and per domain, and those no pending job could use: on a host whose
+// free GPUs are fewer than every pending GPU job asks per node.
+void free_gpus(Registry &r, const SuiteInputs &in) {
+    std::uint32_t smallest_need = 0;  // the fewest GPUs per node a pending job asks; 0: none
+    for (const auto &job : in.jobs)
+        if (!job.running && job.gpus_per_node > 0)
+            smallest_need = smallest_need ? std::min(smallest_need, job.gpus_per_node)
+                                          : job.gpus_per_node;
+    std::map<std::string, std::pair<double, double>> leaf, domain;  // name -> (free, stranded)
+    for (const auto &h : in.hosts) {
+        const double free = h.usable ? h.free_gpus : 0;
+        const double stranded = smallest_need && free > 0 && free < smallest_need ? free : 0;
+        auto &l = leaf[h.leaf.empty() ? kNone : h.leaf];
+        l.first += free;
+        l.second += stranded;
+        if (!h.domain.empty()) {
+            auto &d = domain[h.domain];
+            d.first += free;
+            d.second += stranded;
+        }
+    }
+    place_gauges(r, "slurm_ai_leaf", "leaf", "leaf switch", leaf);
+    place_gauges(r, "slurm_ai_nvlink_domain", "domain", "NVLink domain", domain);
+}
+
+}  // namespace
+
+void add_suite_figures(Registry &registry, const SuiteInputs &in) {
+    decisions(registry, in.records);
+    running(registry, in);
+    free_gpus(registry, in);
+}
+
+}  // namespace slurm_ai::metrics

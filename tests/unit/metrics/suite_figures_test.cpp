@@ -1,0 +1,114 @@
+// The suite's figures from its records and Slurm's jobs and hosts: who placed the jobs and
+// why the engine fell back, the decision time, the running jobs' placement efficiency and
+// spans, and free and stranded GPUs per leaf and NVLink domain.
+#include <string>
+
+#include <catch2/catch.hpp>
+
+#include "slurm_ai/metrics/suite_figures.hpp"
+
+using namespace slurm_ai;
+using namespace slurm_ai::metrics;
+
+namespace {
+
+JobRecord placed(std::uint32_t id, double efficiency, double decision_ms) {
+    JobRecord r;
+    r.job_id = id;
+    r.decision = JobDecision{};
+    r.decision->efficiency = efficiency;
+    r.decision->decision_ms = decision_ms;
+    return r;
+}
+
+const Family &family(const Registry &r, const std::string &name) {
+    for (const auto &f : r.families())
+        if (f.name == name)
+            return f;
+    FAIL("no family " << name);
+    throw;
+}
+
+double value(const Registry &r, const std::string &name, const Labels &labels = {}) {
+    for (const auto &[l, v] : family(r, name).samples)
+        if (l == labels)
+            return v;
+    FAIL("no sample of " << name);
+    return 0;
+}
+
+SuiteInputs cluster() {
+    SuiteInputs in;
+    in.records = {placed(1, 0.5, 2), placed(2, 1.0, 0.05), JobRecord{}, JobRecord{}};
+    in.records[2].job_id = 3;
+    in.records[2].fell_back = true;
+    in.records[2].fallback_class = FallbackClass::kOutsideFabric;
+    in.records[3].job_id = 4;  // a plain job: never asked the engine
+    // Two leaves of two hosts, one NVLink domain over a1 and a2; 4 GPUs a host.
+    in.hosts = {{"a1", "leaf-a", "nvl-1", 4, 0, true}, {"a2", "leaf-a", "nvl-1", 4, 1, true},
+                {"b1", "leaf-b", "", 4, 4, true},      {"b2", "leaf-b", "", 4, 4, false}};
+    // Job 1: 8 GPUs on a1 and b1 (two leaves); job 2: 3 GPUs on a2; job 5 waits for 2/node.
+    in.jobs = {{1, true, {"a1", "b1"}, 4, 2}, {2, true, {"a2"}, 3, 1}, {5, false, {}, 2, 2}};
+    return in;
+}
+
+}  // namespace
+
+TEST_CASE("suite figures: decisions by who placed, fallbacks by class, decision time",
+          "[metrics]") {
+    Registry r;
+    add_suite_figures(r, cluster());
+    CHECK(value(r, "slurm_ai_jobs_started", {{"placed_by", "engine"}}) == 2);
+    CHECK(value(r, "slurm_ai_jobs_started", {{"placed_by", "cons_tres"}}) == 2);
+    CHECK(value(r, "slurm_ai_engine_fallbacks", {{"reason", "outside_fabric"}}) == 1);
+    CHECK(value(r, "slurm_ai_engine_fallbacks", {{"reason", "invalid_hint"}}) == 0);
+    CHECK(value(r, "slurm_ai_engine_fallbacks", {{"reason", "unclassified"}}) == 0);
+    const auto &time = family(r, "slurm_ai_decision_seconds").histograms.at(0).second;
+    CHECK(time.count() == 2);
+    CHECK(time.cumulative().front() == 1);  // 0.05 ms within the first bucket (0.1 ms)
+}
+
+TEST_CASE("suite figures: running jobs' efficiency, weighted by GPUs, and their spans",
+          "[metrics]") {
+    Registry r;
+    add_suite_figures(r, cluster());
+    const auto &eff = family(r, "slurm_ai_placement_efficiency_ratio").histograms.at(0).second;
+    CHECK(eff.count() == 2);
+    // Job 1: 8 GPUs at 0.5, job 2: 3 GPUs at 1.0.
+    CHECK(value(r, "slurm_ai_cluster_placement_efficiency_ratio") ==
+          Approx((0.5 * 8 + 1.0 * 3) / 11));
+    const auto &leaves = family(r, "slurm_ai_job_leaf_switches").histograms.at(0).second;
+    CHECK(leaves.count() == 2);
+    CHECK(leaves.cumulative().front() == 1);  // job 2 under one leaf, job 1 under two
+    const auto &domains = family(r, "slurm_ai_job_nvlink_domains").histograms.at(0).second;
+    CHECK(domains.count() == 2);  // both touch nvl-1; b1 is in no domain
+    CHECK(domains.sum() == 2);
+
+    // Without running multi-GPU jobs of the engine's, the cluster figure has no sample.
+    SuiteInputs idle = cluster();
+    idle.jobs.clear();
+    Registry empty;
+    add_suite_figures(empty, idle);
+    CHECK(family(empty, "slurm_ai_cluster_placement_efficiency_ratio").samples.empty());
+}
+
+TEST_CASE("suite figures: free GPUs per leaf and domain, stranded where no pending job fits",
+          "[metrics]") {
+    Registry r;
+    add_suite_figures(r, cluster());
+    // b2 is down: its GPUs are not free. a2's one free GPU is fewer than job 5's 2 a node.
+    CHECK(value(r, "slurm_ai_leaf_free_gpus", {{"leaf", "leaf-a"}}) == 1);
+    CHECK(value(r, "slurm_ai_leaf_free_gpus", {{"leaf", "leaf-b"}}) == 4);
+    CHECK(value(r, "slurm_ai_leaf_stranded_gpus", {{"leaf", "leaf-a"}}) == 1);
+    CHECK(value(r, "slurm_ai_leaf_stranded_gpus", {{"leaf", "leaf-b"}}) == 0);
+    CHECK(value(r, "slurm_ai_nvlink_domain_free_gpus", {{"domain", "nvl-1"}}) == 1);
+    CHECK(value(r, "slurm_ai_nvlink_domain_stranded_gpus", {{"domain", "nvl-1"}}) == 1);
+    // Nothing pending: nothing is stranded.
+    SuiteInputs calm = cluster();
+    calm.jobs.pop_back();
+    Registry q;
+    add_suite_figures(q, calm);
+    CHECK(value(q, "slurm_ai_leaf_stranded_gpus", {{"leaf", "leaf-a"}}) == 0);
+    // Every family is valid exposition in both formats.
+    CHECK_THAT(write_exposition(r.families(), Format::kOpenMetrics), Catch::EndsWith("# EOF\n"));
+}
