@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # A Debian root with another Slurm series than the host's, for building and testing the
 # suite against it: Debian 13 (trixie) with Debian's own Slurm 24.11 packages, or with
-# Slurm 25.11 or 26.05 built from SchedMD's release tarball in ../shared/data/slurm-src (no
-# archive here serves those); and the configured source tree of exactly that Slurm
-# (tools/setup.sh, run inside the root).
+# SchedMD's own packages of Slurm 25.11 or 26.05, built from the release tarball in
+# ../shared/data/slurm-src (no archive here serves those; tools/slurm-from-source.sh); and
+# the configured source tree of exactly that Slurm (tools/setup.sh, run inside the root).
 #
 #   tools/slurm-root.sh [SERIES]        prepare (idempotent; cached), print the root's path
 #   tools/slurm-root.sh SERIES -- CMD   run CMD inside the root (the checkout is /src there)
 #
 # SERIES: 24.11 (Debian's packages), 25.11 (25.11.7) or 26.05 (26.05.3), each in a Debian 13
 # root of its own. The roots live in ${SLURM_AI_CACHE:-/var/cache/slurm-ai}/roots/ and are
-# made with debootstrap --variant=minbase from deb.debian.org, as root. A release built
-# from source takes about 5 minutes more the first time (then cached in the root).
+# made with debootstrap --variant=minbase from deb.debian.org, as root. Building SchedMD's
+# packages takes 10 to 15 minutes more the first time (then cached in the root).
 set -euo pipefail
 
 log() { printf 'slurm-root: %s\n' "$*" >&2; }
