@@ -12,11 +12,14 @@ std::uint32_t gres_gpu_count(std::string_view gres) {
     for (std::size_t i = 0; i <= gres.size(); ++i) {
         const char c = i < gres.size() ? gres[i] : ',';
         depth += c == '(' ? 1 : c == ')' ? -1 : 0;
-        if (c != ',' || depth > 0)
+        if ((c != ',' && c != ';') || depth > 0)
             continue;
-        std::string_view entry = gres.substr(start, i - start);  // name[:type]:count[(...)]
+        // [gres: or gres/]name[:type]:count[(...)]
+        std::string_view entry = gres.substr(start, i - start);
         start = i + 1;
         entry = entry.substr(0, entry.find('('));
+        if (entry.starts_with("gres:") || entry.starts_with("gres/"))
+            entry.remove_prefix(5);
         const std::size_t colon = entry.rfind(':');
         if (!entry.starts_with("gpu") || (entry.size() > 3 && entry[3] != ':') ||
             colon == std::string_view::npos)

@@ -4,7 +4,6 @@
 #include <map>
 #include <set>
 
-
 namespace slurm_ai::metrics {
 namespace {
 

@@ -7,7 +7,6 @@
 #include <chrono>
 #include <csignal>
 #include <cstring>
-#include <regex>
 #include <thread>
 
 #include <slurm/slurm.h>
@@ -181,10 +180,6 @@ NodeInfo to_node(const node_info_t &n) {
     o.down = base == NODE_STATE_DOWN;
     o.reason = str(n.reason);
     o.reason_at = n.reason_time;
-    o.gpus = gres_gpu_count(str(n.gres));
-    o.gpus_used = std::min(o.gpus, gres_gpu_count(str(n.gres_used)));
-    o.usable = !o.down && base != NODE_STATE_FUTURE && base != NODE_STATE_UNKNOWN &&
-               !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_NO_RESPOND | NODE_STATE_FAIL));
     return o;
 }
 
@@ -195,12 +190,7 @@ NodeInfo to_node(const node_info_t &n) {
 }  // namespace
 
 std::uint32_t JobInfo::gpus_per_node() const {
-    // "gres:gpu:4", "gres/gpu:v100:4", possibly among other TRES separated by ',' or ';'.
-    static const std::regex kGpu(R"((?:^|[,;])gres[:/]gpu(?::[A-Za-z0-9_.-]+)?:(\d+))");
-    std::smatch m;
-    if (std::regex_search(tres_per_node, m, kGpu))
-        return static_cast<std::uint32_t>(std::stoul(m[1]));
-    return 0;
+    return gres_gpu_count(tres_per_node);
 }
 
 SlurmClient::SlurmClient(int retry_s) : retry_s_(retry_s) {

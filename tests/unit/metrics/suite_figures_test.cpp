@@ -45,10 +45,10 @@ SuiteInputs cluster() {
     in.records[2].fallback_class = FallbackClass::kOutsideFabric;
     in.records[3].job_id = 4;  // a plain job: never asked the engine
     // Two leaves of two hosts, one NVLink domain over a1 and a2; 4 GPUs a host.
-    in.hosts = {{"a1", "leaf-a", "nvl-1", 4, 0, true}, {"a2", "leaf-a", "nvl-1", 4, 1, true},
-                {"b1", "leaf-b", "", 4, 4, true},      {"b2", "leaf-b", "", 4, 4, false}};
+    in.hosts = {{"a1", "leaf-a", "nvl-1", 0, true}, {"a2", "leaf-a", "nvl-1", 1, true},
+                {"b1", "leaf-b", "", 4, true},      {"b2", "leaf-b", "", 4, false}};
     // Job 1: 8 GPUs on a1 and b1 (two leaves); job 2: 3 GPUs on a2; job 5 waits for 2/node.
-    in.jobs = {{1, true, {"a1", "b1"}, 4, 2}, {2, true, {"a2"}, 3, 1}, {5, false, {}, 2, 2}};
+    in.jobs = {{1, true, {"a1", "b1"}, 4}, {2, true, {"a2"}, 3}, {5, false, {}, 2}};
     return in;
 }
 

@@ -23,7 +23,6 @@ struct JobNow {
     bool running = false;            // else pending
     std::vector<std::string> hosts;  // a running job's nodes
     std::uint32_t gpus_per_node = 0;
-    std::uint32_t nodes = 1;  // a pending job's node count
 };
 
 // A host as Slurm and the fabric know it now.
@@ -31,7 +30,7 @@ struct HostNow {
     std::string name;
     std::string leaf;    // its leaf switch in the fabric; "" for none
     std::string domain;  // its NVLink domain; "" for none
-    std::uint32_t gpus = 0, free_gpus = 0;
+    std::uint32_t free_gpus = 0;
     bool usable = true;  // up and not drained: its free GPUs can be given
 };
 

@@ -57,7 +57,7 @@ struct JobInfo {
     bool pending() const { return state == "PENDING"; }
     bool running() const { return state == "RUNNING" && !completing; }
     bool ended() const { return !pending() && state != "RUNNING" && state != "SUSPENDED"; }
-    // GPUs per node from tres_per_node; 0 without GPUs.
+    // GPUs per node from tres_per_node (gres_gpu_count); 0 without GPUs.
     std::uint32_t gpus_per_node() const;
 };
 
@@ -68,11 +68,7 @@ struct NodeInfo {
     std::string reason;          // why it is down or drained, "" when none
     std::int64_t reason_at = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
     std::vector<std::string> partitions;
-    std::uint32_t gpus = 0;       // GRES gpu configured on it
-    std::uint32_t gpus_used = 0;  // of those, allocated to jobs
-    bool usable = false;          // responding, not down, drained or failing: it takes jobs
 };
-
 
 class SlurmClient {
   public:
