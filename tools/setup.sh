@@ -28,7 +28,8 @@ case "${VERSION_CODENAME:-}" in
     BOOST=libboost1.81-dev
     # Catch2 2 (unit tests), libFuzzer, and debootstrap for tools/slurm-root.sh
     # and the PyTorch trainer of the tests (tests/trainer/ddp_trainer.py: gloo on CPU)
-    EXTRA=(catch2 clang libclang-rt-14-dev debootstrap python3-torch)
+    # and Prometheus (promtool) and headless Chromium for ai-metrics' endpoint and map
+    EXTRA=(catch2 clang libclang-rt-14-dev debootstrap python3-torch prometheus chromium)
     ;;
   trixie)  # Debian 13: Slurm 24.11, in the root tools/slurm-root.sh makes
     BOOST=libboost1.83-dev

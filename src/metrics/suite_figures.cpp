@@ -11,6 +11,7 @@ const std::vector<double> kDecisionBounds{0.0001, 0.00025, 0.0005, 0.001, 0.0025
                                           0.01,   0.025,   0.05,   0.1,   0.25,   1};
 const std::vector<double> kEfficiencyBounds{0.5, 0.6, 0.7, 0.8, 0.9, 0.95, 0.99, 1};
 const std::vector<double> kSpanBounds{1, 2, 4, 8, 16, 32, 64};
+const std::vector<double> kRecoveryBounds{5, 10, 20, 30, 60, 120, 300, 600, 1800};
 constexpr const char *kNone = "none";  // the label of a host outside every leaf or domain
 
 void decisions(Registry &r, const std::vector<JobRecord> &records) {
@@ -137,12 +138,95 @@ void free_gpus(Registry &r, const SuiteInputs &in) {
     place_gauges(r, "slurm_ai_nvlink_domain", "domain", "NVLink domain", domain);
 }
 
+// Each leaf's uplinks: the running jobs whose collective traffic leaves the leaf (hosts
+// under it and hosts elsewhere, not all in one NVLink domain), and the demand they can put
+// on the uplinks, each of their hosts under the leaf sending at its cable's rate (as a
+// ring all-reduce does), over the uplinks' capacity.
+void uplinks(Registry &r, const SuiteInputs &in) {
+    auto &jobs = r.add("slurm_ai_leaf_uplink_jobs", Type::kGauge, "",
+                       "Running jobs whose traffic crosses the uplinks of each leaf switch");
+    auto &load = r.add("slurm_ai_leaf_uplink_demand_ratio", Type::kGauge, "ratio",
+                       "Demand the running jobs can put on each leaf switch's uplinks (their "
+                       "hosts under it at line rate) over the uplinks' capacity; above 1 the "
+                       "uplinks are oversubscribed");
+    std::map<std::string, const HostNow *> host_of;
+    for (const auto &h : in.hosts)
+        host_of[h.name] = &h;
+    std::map<std::string, std::pair<double, double>> per_leaf;  // leaf -> (jobs, GB/s)
+    for (const auto &job : in.jobs) {
+        if (!job.running || job.hosts.size() < 2)
+            continue;
+        std::set<std::string> domains;
+        std::map<std::string, std::pair<std::size_t, double>> under;  // leaf -> (hosts, GB/s)
+        for (const auto &name : job.hosts) {
+            auto it = host_of.find(name);
+            if (it == host_of.end())
+                continue;
+            domains.insert(it->second->domain);
+            std::set<std::string> seen;  // a host with two cables to a leaf counts once
+            for (const auto &[leaf, gbs] : it->second->ports) {
+                auto &u = under[leaf];
+                u.first += seen.insert(leaf).second ? 1 : 0;
+                u.second += gbs;
+            }
+        }
+        if (domains.size() == 1 && !domains.begin()->empty())
+            continue;  // one NVLink domain: its traffic never reaches a switch
+        for (const auto &[leaf, u] : under)
+            if (u.first < job.hosts.size()) {
+                per_leaf[leaf].first += 1;
+                per_leaf[leaf].second += u.second;
+            }
+    }
+    for (const auto &leaf : in.leaves) {
+        const Labels labels{{"leaf", leaf.name}, {"rail", leaf.rail.empty() ? kNone : leaf.rail}};
+        const auto it = per_leaf.find(leaf.name);
+        const auto [n, gbs] = it == per_leaf.end() ? std::pair(0.0, 0.0) : it->second;
+        r.set(jobs, labels, n);
+        if (leaf.uplink_gbs > 0)  // a leaf that is its fabric's root has no uplinks
+            r.set(load, labels, gbs / leaf.uplink_gbs);
+    }
+}
+
+// What ai-recover did about node failures, how long jobs took to run again, resizes.
+void recoveries(Registry &r, const SuiteInputs &in) {
+    auto &failures = r.add("slurm_ai_node_failures", Type::kCounter, "",
+                           "Node failures under checkpointing jobs, by what ai-recover did: "
+                           "requeue, shrink, exclude, none or failed");
+    auto &requests = r.add("slurm_ai_checkpoint_requests", Type::kCounter, "",
+                           "Checkpoints ai-recover asked jobs for (time limit, on demand)");
+    auto &again = r.add("slurm_ai_recovery_seconds", Type::kHistogram, "seconds",
+                        "Time from a node going DOWN to its job running again");
+    auto &resizes = r.add("slurm_ai_elastic_resizes", Type::kCounter, "",
+                          "Node-list changes of resizable jobs (grows and shrinks)");
+    Histogram &time = r.histogram(again, {}, kRecoveryBounds);
+    std::map<std::string, double> by_action{
+        {"requeue", 0}, {"shrink", 0}, {"exclude", 0}, {"none", 0}, {"failed", 0}};
+    double asked = 0;
+    for (const auto &rec : in.restarts) {
+        if (rec.event == "node_failure") {
+            auto it = by_action.find(rec.action);
+            (it != by_action.end() ? it->second : by_action["failed"]) += 1;
+        } else if (rec.event == "checkpoint_request") {
+            ++asked;
+        } else if (rec.event == "running_again" && rec.down_s > 0) {
+            time.observe(rec.down_s);
+        }
+    }
+    for (const auto &[action, n] : by_action)
+        r.set(failures, {{"action", action}}, n);
+    r.set(requests, {}, asked);
+    r.set(resizes, {}, static_cast<double>(in.resizes));
+}
+
 }  // namespace
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in) {
     decisions(registry, in.records);
     running(registry, in);
     free_gpus(registry, in);
+    uplinks(registry, in);
+    recoveries(registry, in);
 }
 
 }  // namespace slurm_ai::metrics

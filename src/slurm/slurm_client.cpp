@@ -170,6 +170,18 @@ JobInfo to_job(const slurm_job_info_t &j) {
     return o;
 }
 
+// NODE_STATE_*'s base states in the words sinfo prints.
+std::string base_state_word(std::uint32_t base) {
+    switch (base) {
+        case NODE_STATE_DOWN: return "down";
+        case NODE_STATE_IDLE: return "idle";
+        case NODE_STATE_ALLOCATED: return "allocated";
+        case NODE_STATE_MIXED: return "mixed";
+        case NODE_STATE_FUTURE: return "future";
+        default: return "unknown";
+    }
+}
+
 NodeInfo to_node(const node_info_t &n) {
     NodeInfo o;
     o.name = str(n.name);
@@ -178,6 +190,10 @@ NodeInfo to_node(const node_info_t &n) {
              !(n.node_state & (NODE_STATE_DRAIN | NODE_STATE_COMPLETING | NODE_STATE_NO_RESPOND |
                                NODE_STATE_RES | NODE_STATE_FAIL));
     o.down = base == NODE_STATE_DOWN;
+    o.drained = n.node_state & NODE_STATE_DRAIN;
+    o.state = o.drained && !o.down ? "drained" : base_state_word(base);
+    o.gpus = gres_gpu_count(str(n.gres));
+    o.gpus_used = gres_gpu_count(str(n.gres_used));
     o.reason = str(n.reason);
     o.reason_at = n.reason_time;
     return o;

@@ -4,7 +4,7 @@
 # fabric_error rather than failing; without libnvidia-ml or nvidia-smi it says so in
 # gpu_fabric_error), reads the GPUs' fabric from nvidia-smi -q -x where NVML does not
 # load (a stand-in nvidia-smi on PATH printing a real GB200 tray's capture), and `draw`
-# renders real SVG and PNG pictures.
+# renders real SVG and PNG pictures and the HTML map of a fabric.
 set -euo pipefail
 tool=$1 data=$2
 tmp=$(mktemp -d)
@@ -94,4 +94,13 @@ grep -q '12 NVSwitches' "$tmp/dgx2.svg" || { echo "FAIL: no NVSwitch box"; exit 
 "$tool" draw --map "$data/fabric/X5.map" "$data/fabric/X5.topofile" -o "$tmp/x5.png" >/dev/null
 [ "$(head -c 8 "$tmp/x5.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: x5.png is not a PNG"; exit 1; }
-echo "PASS: discover describes this host; $fabric_note; draw wrote SVG (16 GPUs) and PNG"
+# The HTML map: topograph's NVL72 racks with a DGX-2 node file, every host and GPU drawn,
+# the four NVLink domains listed.
+"$tool" draw "$data/fabric/topograph/nvl72.yaml" --node "$data/hwloc/nvidiaDGX2.xml" \
+    -o "$tmp/nvl72.html" >/dev/null
+hosts=$(grep -o 'class="host ' "$tmp/nvl72.html" | wc -l)
+gpus=$(grep -o 'class="gpu free"' "$tmp/nvl72.html" | wc -l)
+domains=$(grep -o '<li class="domain"' "$tmp/nvl72.html" | wc -l)
+[ "$hosts $gpus $domains" = "72 1152 4" ] ||
+    { echo "FAIL: the NVL72 map has $hosts hosts, $gpus GPUs, $domains domains"; exit 1; }
+echo "PASS: discover describes this host; $fabric_note; draw wrote SVG (16 GPUs), PNG and an HTML map (72 hosts)"

@@ -1,6 +1,7 @@
 // ai-topo: discover, show, convert, draw and query the topologies the suite places jobs
 // on. Every subcommand prints a human-readable answer, or JSON with --json. Exit status:
 // 0 success, 1 bad input (the message names the file, line and field), 2 bad usage.
+#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
@@ -16,6 +17,7 @@
 #include "graphviz.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
+#include "slurm_ai/metrics/cluster_map.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/gpu_fabric.hpp"
 #include "slurm_ai/topology/gres_conf.hpp"
@@ -229,8 +231,30 @@ int cmd_gres_conf(const std::string &input, const GresConfOptions &opt, const st
     return 0;
 }
 
-int cmd_draw(const std::string &input, const std::string &map_path, const std::string &output,
-             bool as_json) {
+// The map ai-metrics serves, without jobs: switches, leaves, NVLink domains, hosts, GPUs.
+int draw_html_map(const std::string &input, const std::string &map_path,
+                  const std::vector<std::string> &nodes, const std::string &output,
+                  bool as_json) {
+    auto g = take(load_cluster(ClusterFiles{input, map_path, nodes}));
+    const std::string html = metrics::map_html(metrics::fabric_map(g, input), 0);
+    std::ofstream out(output);
+    out << html;
+    if (!out.flush())
+        throw BadInput{"--output " + output + ": cannot write"};
+    if (as_json)
+        std::cout << json{{"input", input}, {"kind", "fabric"}, {"output", output},
+                          {"format", "html"}, {"hosts", g.host_count()}}
+                         .dump(2)
+                  << '\n';
+    else
+        std::cout << fmt::format("wrote {} (html map of {} hosts)\n", output, g.host_count());
+    return 0;
+}
+
+int cmd_draw(const std::string &input, const std::string &map_path,
+             const std::vector<std::string> &nodes, const std::string &output, bool as_json) {
+    if (output.ends_with(".html"))
+        return draw_html_map(input, map_path, nodes, output, as_json);
     auto map = load_map(map_path);
     auto f = take(load_topology_file(input, map ? &*map : nullptr));
     std::string dot = std::visit(
@@ -463,8 +487,14 @@ int main(int argc, char **argv) {
     auto *draw = app.add_subcommand("draw", "Draw a node's GPU/NIC/NUMA layout or a fabric");
     draw->add_option("input", input, "A topology file")->required()->check(CLI::ExistingFile);
     draw->add_option("--map", map_path, "GUID-to-hostname map")->check(CLI::ExistingFile);
-    draw->add_option("-o,--output", output, "Picture to write: .svg, .png, .pdf or .dot")
+    draw->add_option("-o,--output", output,
+                     "Picture to write: .svg, .png, .pdf, .dot, or .html (a fabric's map, as "
+                     "ai-metrics serves it without jobs)")
         ->required();
+    std::vector<std::string> draw_nodes;
+    draw->add_option("--node", draw_nodes,
+                     "For .html: node topology for every host (FILE) or some (HOSTLIST=FILE)")
+        ->allow_extra_args(false);
     draw->add_flag("--json", as_json, "Print JSON");
 
     QueryArgs q;
@@ -499,7 +529,7 @@ int main(int argc, char **argv) {
         if (gres_conf->parsed())
             return cmd_gres_conf(input, gres, output, as_json);
         if (draw->parsed())
-            return cmd_draw(input, map_path, output, as_json);
+            return cmd_draw(input, map_path, draw_nodes, output, as_json);
         if (query->parsed())
             return cmd_query(q);
     } catch (const BadInput &e) {

@@ -45,8 +45,8 @@ SuiteInputs cluster() {
     in.records[2].fallback_class = FallbackClass::kOutsideFabric;
     in.records[3].job_id = 4;  // a plain job: never asked the engine
     // Two leaves of two hosts, one NVLink domain over a1 and a2; 4 GPUs a host.
-    in.hosts = {{"a1", "leaf-a", "nvl-1", 0, true}, {"a2", "leaf-a", "nvl-1", 1, true},
-                {"b1", "leaf-b", "", 4, true},      {"b2", "leaf-b", "", 4, false}};
+    in.hosts = {{"a1", "leaf-a", "nvl-1", 0, true, {}}, {"a2", "leaf-a", "nvl-1", 1, true, {}},
+                {"b1", "leaf-b", "", 4, true, {}},      {"b2", "leaf-b", "", 4, false, {}}};
     // Job 1: 8 GPUs on a1 and b1 (two leaves); job 2: 3 GPUs on a2; job 5 waits for 2/node.
     in.jobs = {{1, true, {"a1", "b1"}, 4}, {2, true, {"a2"}, 3}, {5, false, {}, 2}};
     return in;
@@ -111,4 +111,59 @@ TEST_CASE("suite figures: free GPUs per leaf and domain, stranded where no pendi
     CHECK(value(q, "slurm_ai_leaf_stranded_gpus", {{"leaf", "leaf-a"}}) == 0);
     // Every family is valid exposition in both formats.
     CHECK_THAT(write_exposition(r.families(), Format::kOpenMetrics), Catch::EndsWith("# EOF\n"));
+}
+
+TEST_CASE("suite figures: node failures by action, time to running again, resizes",
+          "[metrics]") {
+    SuiteInputs in = cluster();
+    auto event = [](std::string what, std::string action, double down_s) {
+        checkpoint::RestartRecord r;
+        r.event = std::move(what);
+        r.action = std::move(action);
+        r.down_s = down_s;
+        return r;
+    };
+    in.restarts = {event("node_failure", "requeue", 0), event("node_failure", "requeue", 0),
+                   event("node_failure", "shrink", 0),  event("node_failure", "odd", 0),
+                   event("checkpoint_request", "", 0),  event("running_again", "", 42),
+                   event("running_again", "", 0)};
+    in.resizes = 3;
+    Registry r;
+    add_suite_figures(r, in);
+    CHECK(value(r, "slurm_ai_node_failures", {{"action", "requeue"}}) == 2);
+    CHECK(value(r, "slurm_ai_node_failures", {{"action", "shrink"}}) == 1);
+    CHECK(value(r, "slurm_ai_node_failures", {{"action", "failed"}}) == 1);  // unknown action
+    CHECK(value(r, "slurm_ai_node_failures", {{"action", "exclude"}}) == 0);
+    CHECK(value(r, "slurm_ai_checkpoint_requests") == 1);
+    CHECK(value(r, "slurm_ai_elastic_resizes") == 3);
+    const auto &again = family(r, "slurm_ai_recovery_seconds").histograms.at(0).second;
+    CHECK(again.count() == 1);  // a run again without a DOWN time is not a recovery
+    CHECK(again.sum() == 42);
+}
+
+TEST_CASE("suite figures: uplink load of each leaf from the jobs that leave it", "[metrics]") {
+    SuiteInputs in = cluster();
+    // a1, a2 under leaf-a and b1, b2 under leaf-b, 50 GB/s cables; a2 has a second cable,
+    // to leaf-b. Uplinks: 100 GB/s each.
+    for (auto &h : in.hosts)
+        h.ports = {{h.leaf, 50.0}};
+    in.hosts[1].ports.push_back({"leaf-b", 50.0});
+    in.leaves = {{"leaf-a", "0", 100}, {"leaf-b", "", 100}, {"root", "", 0}};
+    // Job 1 (a1, b1) crosses both leaves; job 6 on a1 and a2 stays in one NVLink domain;
+    // job 7 on a2 and b1 reaches leaf-b from both hosts (a2's second cable) but leaf-a
+    // from one of two.
+    in.jobs.push_back({6, true, {"a1", "a2"}, 1});
+    in.jobs.push_back({7, true, {"a2", "b1"}, 1});
+    Registry r;
+    add_suite_figures(r, in);
+    CHECK(value(r, "slurm_ai_leaf_uplink_jobs", {{"leaf", "leaf-a"}, {"rail", "0"}}) == 2);
+    CHECK(value(r, "slurm_ai_leaf_uplink_jobs", {{"leaf", "leaf-b"}, {"rail", "none"}}) == 1);
+    // leaf-a: a1 of job 1 and a2 of job 7, 50 GB/s each, over 100.
+    CHECK(value(r, "slurm_ai_leaf_uplink_demand_ratio", {{"leaf", "leaf-a"}, {"rail", "0"}}) ==
+          Approx(1.0));
+    CHECK(value(r, "slurm_ai_leaf_uplink_demand_ratio", {{"leaf", "leaf-b"}, {"rail", "none"}}) ==
+          Approx(0.5));
+    CHECK(value(r, "slurm_ai_leaf_uplink_jobs", {{"leaf", "root"}, {"rail", "none"}}) == 0);
+    for (const auto &[labels, v] : family(r, "slurm_ai_leaf_uplink_demand_ratio").samples)
+        CHECK(labels.at(0).second != "root");  // no uplinks: no ratio
 }

@@ -3,7 +3,9 @@
 // engine fell back, how long it took), how well the running multi-GPU jobs are placed
 // (the model's efficiency: communication time on the ideal placement over that on the
 // job's own), how many leaf switches and NVLink domains each spans, and where free GPUs
-// sit, per leaf and per domain, with those no pending job can use (stranded). Labels
+// sit, per leaf and per domain, with those no pending job can use (stranded), the load
+// the running jobs put on each leaf's uplinks; node
+// failures by what ai-recover did, its time to running again, and elastic resizes. Labels
 // are the fabric's names and fixed words, never a job id: their number is bounded by the
 // cluster.
 #pragma once
@@ -12,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/metrics/exposition.hpp"
 
@@ -32,12 +35,27 @@ struct HostNow {
     std::string domain;  // its NVLink domain; "" for none
     std::uint32_t free_gpus = 0;
     bool usable = true;  // up and not drained: its free GPUs can be given
+    // Its cables into the fabric: the leaf switch each reaches and its rate, GB/s.
+    std::vector<std::pair<std::string, double>> ports;
+};
+
+// A leaf switch: its rail ("" off rails) and the capacity of its uplinks, GB/s.
+struct LeafNow {
+    std::string name;
+    std::string rail;
+    double uplink_gbs = 0;
 };
 
 struct SuiteInputs {
     std::vector<JobRecord> records;  // every job record of the state directory
     std::vector<JobNow> jobs;
     std::vector<HostNow> hosts;
+    std::vector<LeafNow> leaves;
+    // ai-recover's restart logs, every record of every job's log (node failures and what
+    // was done, checkpoint requests, runs again with the time since the node went DOWN).
+    std::vector<checkpoint::RestartRecord> restarts;
+    // Node-list changes of resizable jobs: the sum of their views' generations.
+    std::uint64_t resizes = 0;
 };
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in);

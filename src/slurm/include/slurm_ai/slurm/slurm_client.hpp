@@ -65,6 +65,10 @@ struct NodeInfo {
     std::string name;
     bool idle = false;           // up, not drained, nothing allocated
     bool down = false;           // state DOWN
+    bool drained = false;        // DRAIN set (draining or drained)
+    std::string state;           // in one word: idle, mixed, allocated, down, drained, ...
+    std::uint32_t gpus = 0;      // GPUs in its GRES
+    std::uint32_t gpus_used = 0; // of those, allocated to jobs
     std::string reason;          // why it is down or drained, "" when none
     std::int64_t reason_at = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
     std::vector<std::string> partitions;
