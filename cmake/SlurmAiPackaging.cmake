@@ -102,6 +102,9 @@ endif()
 # The daemons' units, where systemd looks for packaged ones; installing does not enable them.
 install(DIRECTORY ${PROJECT_SOURCE_DIR}/contrib/systemd/ DESTINATION lib/systemd/system
         FILES_MATCHING PATTERN "*.service")
+# The Grafana dashboard over ai-metrics' families.
+install(FILES ${PROJECT_SOURCE_DIR}/contrib/grafana/slurm-ai.json
+        DESTINATION ${SLURM_AI_DATA_INSTALL_DIR}/grafana)
 file(GLOB _slurm_ai_docs CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/docs/*.md)
 install(FILES ${_slurm_ai_docs} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/slurm-ai)
 
@@ -118,7 +121,8 @@ function(_slurm_ai_package)
          "select/ai_cons_tres, a drop-in for cons_tres that places jobs by GPU, NVLink, PCIe, "
          "NIC and InfiniBand topology; spank_ai.so with the --ai-* job options and each "
          "task's environment; ai-resize and the ai-elasticd daemon (elastic jobs, gangs); "
-         "ai-recover (checkpoint-triggered rescheduling); ai-topo, ai-place, ai-explain, "
+         "ai-recover (checkpoint-triggered rescheduling); ai-metrics (an OpenMetrics endpoint "
+         "and a live map of the cluster, with a Grafana dashboard); ai-topo, ai-place, ai-explain, "
          "ai-fit, ai-sim and ai-bench-placement; example configuration and man pages.")
   set(CPACK_PACKAGING_INSTALL_PREFIX /usr)
   set(CPACK_DEBIAN_FILE_NAME DEB-DEFAULT)

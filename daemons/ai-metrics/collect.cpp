@@ -67,7 +67,7 @@ std::string placed_how(const JobRecord *rec) {
 }  // namespace
 
 Collector::Collector(SlurmClient &slurm, std::unique_ptr<elastic::ClusterModel> model)
-    : slurm_(slurm), model_(std::move(model)) {
+    : slurm_(&slurm), model_(std::move(model)) {
     if (!model_->graph)
         return;
     const ClusterGraph &g = *model_->graph;
@@ -197,8 +197,8 @@ Snapshot Collector::take() {
     std::vector<NodeInfo> nodes;
     std::vector<JobInfo> jobs;
     try {
-        nodes = slurm_.nodes();
-        jobs = slurm_.jobs();
+        nodes = slurm_->nodes();
+        jobs = slurm_->jobs();
     } catch (const std::exception &e) {
         s.slurm_up = false;
         s.slurm_error = e.what();

@@ -48,7 +48,7 @@ class Collector {
     metrics::ClusterMap base_map(const std::vector<NodeInfo> &nodes) const;
     void add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs);
 
-    SlurmClient &slurm_;
+    SlurmClient *slurm_;  // a pointer: a Collector is replaced whole on SIGHUP
     std::unique_ptr<elastic::ClusterModel> model_;
     std::vector<metrics::LeafNow> leaves_;  // the fabric's, with their rails and uplinks
     std::map<std::string, Cached<JobRecord>> records_;

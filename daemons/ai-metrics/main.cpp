@@ -11,7 +11,8 @@
 //                                              print the figures (and write the map) once
 //   ai-metrics --names                         the metric families it serves, one a line
 //
-// Exit status: 0 done, 1 failed (cannot bind, no slurmctld for --once), 2 bad usage.
+// SIGHUP rereads ai_select.conf and the fabric (at the next request). Exit status: 0 done,
+// 1 failed (cannot bind, no slurmctld for --once), 2 bad usage.
 // See docs/admin-guide.md, "Observing the suite".
 #include <signal.h>
 
@@ -33,9 +34,13 @@ using namespace slurm_ai::metrics_daemon;
 namespace {
 
 std::atomic<bool> g_stop{false};
+std::atomic<bool> g_reload{false};
 
 void on_stop(int) {
     g_stop = true;
+}
+void on_hup(int) {
+    g_reload = true;
 }
 
 metrics::Registry figures(const Snapshot &s) {
@@ -46,6 +51,21 @@ metrics::Registry figures(const Snapshot &s) {
     r.set(up, {}, s.slurm_up ? 1 : 0);
     metrics::add_suite_figures(r, s.inputs);
     return r;
+}
+
+// Rereads ai_select.conf and the fabric after SIGHUP; a configuration that no longer
+// loads is reported and the one in force stays.
+void reload_if_asked(Collector &collector, SlurmClient &slurm, const std::string &ai_conf) {
+    if (!g_reload.exchange(false))
+        return;
+    try {
+        collector = Collector(slurm, elastic::load_cluster_model(slurm, ai_conf));
+        std::cerr << "ai-metrics: reread the configuration"
+                  << (collector.model().warning.empty() ? "" : ": " + collector.model().warning)
+                  << '\n';
+    } catch (const std::exception &e) {
+        std::cerr << "ai-metrics: SIGHUP: " << e.what() << "; the previous configuration stays\n";
+    }
 }
 
 Response handle(Collector &collector, const Request &req, int refresh_s) {
@@ -89,11 +109,11 @@ int once(Collector &collector, const std::string &format, const std::string &map
 
 int main(int argc, char **argv) {
     CLI::App app{"ai-metrics: the suite's OpenMetrics endpoint and live cluster map"};
-    std::string conf, ai_conf, listen = ":9780", format = "text", map_path;
+    std::string slurm_conf, ai_conf, listen = ":9780", format = "text", map_path;
     bool run_once = false, names = false;
     int refresh_s = 15;
-    app.add_option("--conf", conf, "slurm.conf to use (sets SLURM_CONF)");
-    app.add_option("--ai-conf", ai_conf, "ai_select.conf (default: beside slurm.conf)");
+    app.add_option("--slurm-conf", slurm_conf, "slurm.conf to use (sets SLURM_CONF)");
+    app.add_option("--conf", ai_conf, "ai_select.conf (default: beside slurm.conf)");
     app.add_option("--listen", listen, "Address to serve on, HOST:PORT or :PORT")
         ->capture_default_str();
     app.add_option("--refresh", refresh_s, "Seconds between reloads of the map in a browser")
@@ -118,8 +138,8 @@ int main(int argc, char **argv) {
             std::cout << f.name << (f.type == metrics::Type::kCounter ? "_total" : "") << '\n';
         return 0;
     }
-    if (!conf.empty())
-        setenv("SLURM_CONF", conf.c_str(), 1);
+    if (!slurm_conf.empty())
+        setenv("SLURM_CONF", slurm_conf.c_str(), 1);
     try {
         SlurmClient slurm(2);
         Collector collector(slurm, elastic::load_cluster_model(slurm, ai_conf));
@@ -131,7 +151,13 @@ int main(int argc, char **argv) {
         sa.sa_handler = on_stop;
         sigaction(SIGTERM, &sa, nullptr);
         sigaction(SIGINT, &sa, nullptr);
-        serve(listen, [&](const Request &r) { return handle(collector, r, refresh_s); }, g_stop);
+        sa.sa_handler = on_hup;
+        sigaction(SIGHUP, &sa, nullptr);
+        auto answer = [&](const Request &r) {
+            reload_if_asked(collector, slurm, ai_conf);
+            return handle(collector, r, refresh_s);
+        };
+        serve(listen, answer, g_stop);
         return 0;
     } catch (const std::exception &e) {
         std::cerr << "ai-metrics: " << e.what() << '\n';

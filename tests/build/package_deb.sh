@@ -50,7 +50,7 @@ done
 dpkg-deb -c "$deb" | awk '{print $6}' | sed 's|^\./|/|' >"$tmp/contents"
 want=("$plugin_dir/select_ai_cons_tres.so" "$plugin_dir/spank_ai.so" "$alias_dir/select_cons_tres.so")
 for t in ai-topo ai-place ai-explain ai-fit ai-sim ai-bench-placement ai-resize ai-elasticd ai-recover \
-    ai-minicluster; do
+    ai-metrics ai-minicluster; do
     want+=("/usr/bin/$t" "/usr/share/man/man1/$t.1")
 done
 for f in ai-suite.conf ai_select.conf gres.conf topology.conf plugstack.conf.d/ai.conf; do
@@ -58,6 +58,7 @@ for f in ai-suite.conf ai_select.conf gres.conf topology.conf plugstack.conf.d/a
 done
 want+=(/usr/share/doc/slurm-ai/admin-guide.md /usr/share/doc/slurm-ai/user-guide.md)
 want+=(/usr/lib/systemd/system/ai-elasticd.service /usr/lib/systemd/system/ai-recover.service)
+want+=(/usr/lib/systemd/system/ai-metrics.service /usr/share/slurm-ai/grafana/slurm-ai.json)
 for f in "${want[@]}"; do
     grep -qx "$f" "$tmp/contents" || fail "the package lacks $f"
 done
