@@ -11,6 +11,7 @@
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
+#include "slurm_ai/slurm/pending_explain.hpp"
 
 namespace slurm_ai::metrics_daemon {
 namespace fs = std::filesystem;
@@ -155,7 +156,28 @@ metrics::ClusterMap Collector::base_map(const std::vector<NodeInfo> &nodes) cons
     return m;
 }
 
-void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs) {
+// Slurm's reason, and for the first kExplained pending jobs what holds them in the
+// fabric's terms (each costs a few placement searches).
+std::string Collector::pending_reason(const JobInfo &j, const std::vector<JobInfo> &jobs,
+                                      const std::vector<NodeInfo> &nodes, int &explained) const {
+    std::string reason = "Slurm: " + (j.shown_reason.empty() ? j.reason : j.shown_reason);
+    if (explained >= kExplained || j.reason == "Dependency" || j.reason == "BeginTime")
+        return reason;
+    ++explained;
+    const auto e = explain_pending(*model_, j, jobs, nodes);
+    if (!e.wait)
+        return reason;
+    reason += ". " + e.wait->holds;
+    if (!e.wait->frees.empty())
+        reason += "; fits " + e.wait->frees;
+    if (!e.wait->starts_now.empty())
+        reason += ". Starts now with " + e.wait->starts_now.front();
+    return reason;
+}
+
+void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
+                         const std::vector<NodeInfo> &nodes) {
+    int explained = 0;
     std::map<std::uint32_t, const JobRecord *> record_of;
     for (const auto &r : s.inputs.records)
         record_of[r.job_id] = &r;
@@ -178,8 +200,7 @@ void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs) {
         mj.gpus = now.gpus_per_node * std::max<std::uint32_t>(1, j.num_nodes);
         if (record && record->decision)
             mj.efficiency = record->decision->efficiency;
-        mj.reason = running ? placed_how(record)
-                            : "Slurm: " + (j.shown_reason.empty() ? j.reason : j.shown_reason);
+        mj.reason = running ? placed_how(record) : pending_reason(j, jobs, nodes, explained);
         if (running)
             metrics::place_job(s.map, std::move(mj), record ? record->gpus : "", now.hosts,
                                now.gpus_per_node);
@@ -197,7 +218,7 @@ Snapshot Collector::take() {
     std::vector<NodeInfo> nodes;
     std::vector<JobInfo> jobs;
     try {
-        nodes = slurm_->nodes();
+        nodes = slurm_->nodes(true);
         jobs = slurm_->jobs();
     } catch (const std::exception &e) {
         s.slurm_up = false;
@@ -215,7 +236,7 @@ Snapshot Collector::take() {
                                   !n.down && !n.drained, host_ports(n.name)});
     }
     s.inputs.leaves = leaves_;
-    add_jobs(s, jobs);
+    add_jobs(s, jobs, nodes);
     return s;
 }
 

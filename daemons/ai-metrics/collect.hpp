@@ -46,7 +46,11 @@ class Collector {
     std::uint64_t resizes() const;
     std::vector<std::pair<std::string, double>> host_ports(const std::string &name) const;
     metrics::ClusterMap base_map(const std::vector<NodeInfo> &nodes) const;
-    void add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs);
+    static constexpr int kExplained = 20;
+    std::string pending_reason(const JobInfo &j, const std::vector<JobInfo> &jobs,
+                               const std::vector<NodeInfo> &nodes, int &explained) const;
+    void add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
+                  const std::vector<NodeInfo> &nodes);
 
     SlurmClient *slurm_;  // a pointer: a Collector is replaced whole on SIGHUP
     std::unique_ptr<elastic::ClusterModel> model_;

@@ -126,4 +126,57 @@ void write_job_record(const std::string &state_dir, const JobRecord &r) {
     write_text_file_atomically(path, dump_job_record(r));
 }
 
+Parsed<PendingNote> parse_pending_note(std::string_view text, std::string_view source) {
+    try {
+        const json j = json::parse(text);
+        PendingNote n;
+        n.job_id = json_whole<std::uint32_t>(j, "job_id");
+        if (j.contains("hints"))
+            n.hints = j.at("hints").get<JobHints>();
+        if (j.contains("options"))
+            n.options = j.at("options").get<std::map<std::string, std::string>>();
+        n.reason = j.value("reason", std::string());
+        n.noted_at = j.value("noted_at", std::int64_t{0});
+        return n;
+    } catch (const std::exception &e) {
+        return InputError{"pending note", std::string(e.what()).substr(0, 160),
+                          "a pending job's note as select/ai_cons_tres writes it",
+                          std::string(source), 0};
+    }
+}
+
+std::string dump_pending_note(const PendingNote &n) {
+    JobHints hints = n.hints;
+    hints.dag.reset();
+    const json j{{"job_id", n.job_id},
+                 {"hints", hints},
+                 {"options", n.options},
+                 {"reason", n.reason},
+                 {"noted_at", n.noted_at}};
+    return json_text(j, 2) + "\n";
+}
+
+Parsed<PendingNote> read_pending_note(const std::string &state_dir, std::uint32_t job_id) {
+    const std::string path = state_paths::pending_note(state_dir, job_id);
+    std::error_code ec;
+    if (!std::filesystem::exists(path, ec))
+        return InputError{"pending note", path, "the note of a job the select plugin saw wait",
+                          "", 0};
+    auto text = read_text_file(path, 16u << 20);
+    if (!text)
+        return text.error();
+    return parse_pending_note(text.value(), path);
+}
+
+void write_pending_note(const std::string &state_dir, const PendingNote &n) {
+    const std::string path = state_paths::pending_note(state_dir, n.job_id);
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path());
+    write_text_file_atomically(path, dump_pending_note(n));
+}
+
+void remove_pending_note(const std::string &state_dir, std::uint32_t job_id) {
+    std::error_code ec;
+    std::filesystem::remove(state_paths::pending_note(state_dir, job_id), ec);
+}
+
 }  // namespace slurm_ai

@@ -240,6 +240,9 @@ int select_p_job_fini(job_record_t *job_ptr) {
     char err[256];
     if (ai_select_forget(job_ptr->job_id, err, sizeof(err)) < 0)
         error("%s: %pJ: its decisions not forgotten: %s", AI_LOG, job_ptr, err);
+    else if (slurm_conf.state_save_location &&
+             ai_select_save_pending(slurm_conf.state_save_location, err, sizeof(err)) < 0)
+        error("%s: %pJ: pending notes not saved: %s", AI_LOG, job_ptr, err);
     return cons_tres.job_fini(job_ptr);
 }
 

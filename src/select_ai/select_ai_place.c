@@ -320,6 +320,7 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     ai_job_t req;
     ai_outcome_t out;
     ai_job_traits_t traits;
+    char err[256];
     int rc;
 
     ai_note_down_nodes();
@@ -362,6 +363,9 @@ int ai_job_test(job_record_t *job_ptr, bitstr_t *bitmap, uint32_t min_nodes, uin
     ai_job_request_free(&req);
     _node_counts(job_ptr, &traits, &out, &min_nodes, &max_nodes, &req_nodes);
 
+    if (out.kind != AI_PLACED && slurm_conf.state_save_location &&
+        ai_select_save_pending(slurm_conf.state_save_location, err, sizeof(err)) < 0)
+        error("%s: %pJ: its pending note not saved: %s", AI_LOG, job_ptr, err);
     if (out.kind == AI_WAIT) {
         log_flag(SELECT_TYPE, "%s: %pJ waits: %s", AI_LOG, job_ptr, out.reason);
         rc = AI_TOPOLOGY_WAIT_RC;

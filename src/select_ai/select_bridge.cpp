@@ -125,6 +125,16 @@ extern "C" int ai_select_forget(uint32_t job_id, char *err, size_t errlen) {
     });
 }
 
+extern "C" int ai_select_save_pending(const char *state_dir, char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        if (auto e = service().save_pending(state_dir ? state_dir : "")) {
+            copy_message(err, errlen, *e);
+            return -1;
+        }
+        return 0;
+    });
+}
+
 extern "C" int ai_select_note_failure(const char *node, const char *reason, int down, char *err,
                                       size_t errlen) {
     return guarded(err, errlen, [&] {

@@ -178,10 +178,13 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (decision.wait) {
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
+        note_pending(job, opts, out.reason);
         return out;
     }
-    if (!decision.placement)
+    if (!decision.placement) {
+        note_pending(job, opts, "engine: " + decision.reason);
         return fallback("engine: " + decision.reason, std::nullopt);
+    }
     waiting_.erase(job.job_id);
     out = placed(job, *demand, *decision.placement, state);
     if (elastic) {
@@ -392,6 +395,8 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     if (!decisions_.count(job_id) && std::filesystem::exists(job_record_path(state_dir, job_id)))
         return {};
     gangs_.member_started(job_id);
+    pending_over(job_id);
+    remove_pending_note(state_dir, job_id);
     const JobOptions &read = options(job_id, env);
     JobRecord rec;
     rec.job_id = job_id;
@@ -448,7 +453,41 @@ void SelectService::note_stock(std::uint32_t job_id, std::string nodes) {
     stock_choices_[job_id] = std::move(nodes);
 }
 
+void SelectService::note_pending(const SelectJob &job, const JobOptions &options,
+                                 const std::string &reason) {
+    auto [it, added] = pending_.try_emplace(job.job_id);
+    if (!added && it->second.reason == reason)
+        return;
+    it->second = PendingNote{job.job_id, options.hints, options.typed, reason,
+                             static_cast<std::int64_t>(clock_.wall_s())};
+    it->second.hints.dag.reset();
+    pending_changed_.insert(job.job_id);
+    pending_gone_.erase(job.job_id);
+}
+
+void SelectService::pending_over(std::uint32_t job_id) {
+    if (pending_.erase(job_id) > 0)
+        pending_gone_.insert(job_id);
+    pending_changed_.erase(job_id);
+}
+
+std::optional<std::string> SelectService::save_pending(const std::string &state_dir) {
+    std::optional<std::string> error;
+    for (auto id : pending_gone_)
+        remove_pending_note(state_dir, id);
+    pending_gone_.clear();
+    for (auto id : pending_changed_)
+        try {
+            write_pending_note(state_dir, pending_.at(id));
+        } catch (const std::exception &e) {
+            error = e.what();
+        }
+    pending_changed_.clear();
+    return error;
+}
+
 void SelectService::forget(std::uint32_t job_id) {
+    pending_over(job_id);
     decisions_.erase(job_id);
     stock_choices_.erase(job_id);
     waiting_.erase(job_id);

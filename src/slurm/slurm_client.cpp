@@ -257,7 +257,7 @@ std::optional<JobInfo> SlurmClient::job(std::uint32_t job_id) {
     return out;
 }
 
-std::vector<NodeInfo> SlurmClient::nodes() {
+std::vector<NodeInfo> SlurmClient::nodes(bool with_gres_used) {
     // The nodes' own records leave their partitions empty: they come from the partitions.
     std::map<std::string, std::vector<std::string>> partitions_of;
     partition_info_msg_t *parts = nullptr;
@@ -272,7 +272,9 @@ std::vector<NodeInfo> SlurmClient::nodes() {
     }
     slurm_free_partition_info_msg(parts);
     node_info_msg_t *msg = nullptr;
-    with_retry("reading the nodes", 0, [&] { return slurm_load_node(0, &msg, SHOW_ALL); });
+    // GresUsed only with SHOW_DETAIL, which slurmctld says is slow to gather.
+    const uint16_t flags = with_gres_used ? SHOW_ALL | SHOW_DETAIL : SHOW_ALL;
+    with_retry("reading the nodes", 0, [&] { return slurm_load_node(0, &msg, flags); });
     std::vector<NodeInfo> out;
     for (std::uint32_t i = 0; i < msg->record_count; ++i) {
         const node_info_t &n = msg->node_array[i];

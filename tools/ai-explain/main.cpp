@@ -4,7 +4,10 @@
 // chosen; and for a job with --ai-checkpoint, every node failure, checkpoint request and
 // restart ai-recover logged. Works while the job runs and after it ends: it reads the
 // record the plugin keeps in StateSaveLocation/ai_select/jobs/ and ai-recover's restart
-// log in StateSaveLocation/ai_recover/jobs/.
+// log in StateSaveLocation/ai_recover/jobs/. For a job still pending: what holds it, in
+// the fabric's terms (nodes with the GPUs it asks free, in one NVLink domain or leaf when
+// it asked for hard locality), when the running jobs' ends would let it fit, and requests
+// that would start it now (a size within --ai-elastic, --ai-locality=soft, --segment).
 // Exit status: 0 found, 1 no record or bad input, 2 bad usage.
 #include <filesystem>
 #include <iostream>
@@ -16,6 +19,7 @@
 
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/slurm/pending_explain.hpp"
 #include "slurm_ai/slurm/slurm_client.hpp"
 
 using nlohmann::json;
@@ -78,6 +82,61 @@ std::string explain(const JobRecord &r) {
     return out;
 }
 
+// A pending job: what holds it, when it would fit, what would start it now.
+json pending_json(const slurm_ai::JobInfo &job, const slurm_ai::PendingExplanation &e) {
+    json j{{"job_id", job.job_id},
+           {"state", job.state},
+           {"slurm_reason", job.shown_reason.empty() ? job.reason : job.shown_reason}};
+    if (e.note) {
+        j["hints"] = e.note->hints;
+        j["options"] = e.note->options;
+        j["engine_reason"] = e.note->reason;
+    }
+    if (e.wait) {
+        j["holds"] = e.wait->holds;
+        j["fits_now"] = e.wait->fits_now;
+        j["frees"] = e.wait->frees;
+        j["frees_at"] = e.wait->frees_at;
+        j["frees_with_job"] = e.wait->frees_with_job;
+        j["starts_now"] = e.wait->starts_now;
+    } else {
+        j["why_not"] = e.why_not;
+    }
+    return j;
+}
+
+std::string pending_text(const slurm_ai::JobInfo &job, const slurm_ai::PendingExplanation &e) {
+    std::string out = fmt::format("job {}: pending (Slurm: {})\n", job.job_id,
+                                  job.shown_reason.empty() ? job.reason : job.shown_reason);
+    out += "  hints:       " +
+           (e.note ? describe_hints(e.note->hints)
+                   : std::string("none known (the engine has not held the job)")) +
+           "\n";
+    if (e.note && !e.note->reason.empty())
+        out += "  engine:      " + e.note->reason + "\n";
+    if (!e.wait)
+        return out + "  (no explanation: " + e.why_not + ")\n";
+    out += "  holds it:    " + e.wait->holds + "\n";
+    if (!e.wait->frees.empty())
+        out += "  fits:        " + e.wait->frees + "\n";
+    for (std::size_t i = 0; i < e.wait->starts_now.size(); ++i)
+        out += (i == 0 ? "  starts now:  " : "               ") + e.wait->starts_now[i] + "\n";
+    return out;
+}
+
+// Explains the job if slurmctld has it pending; false when it does not.
+bool explain_if_pending(std::uint32_t id, const std::string &state_dir, bool as_json) {
+    slurm_ai::SlurmClient slurm(5);
+    auto job = slurm.job(id);
+    if (!job || job->state != "PENDING")
+        return false;
+    auto model = slurm_ai::elastic::load_cluster_model(slurm, "");
+    model->state_dir = state_dir;
+    const auto e = slurm_ai::explain_pending(*model, *job, slurm.jobs(), slurm.nodes(true));
+    std::cout << (as_json ? pending_json(*job, e).dump(2) + "\n" : pending_text(*job, e));
+    return true;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -110,6 +169,16 @@ int main(int argc, char **argv) {
     }
     const auto id = static_cast<std::uint32_t>(job_id);
     auto record = slurm_ai::read_job_record(state_dir, id);
+    if (!record && !std::filesystem::exists(slurm_ai::job_record_path(state_dir, id))) {
+        try {
+            if (explain_if_pending(id, state_dir, as_json))
+                return 0;
+        } catch (const std::exception &e) {
+            std::cerr << "ai-explain: job " << id << " has no record, and slurmctld could not "
+                      << "say whether it is pending: " << e.what() << '\n';
+            return 1;
+        }
+    }
     if (!record) {
         const auto path = std::filesystem::path(slurm_ai::job_record_path(state_dir, id));
         std::error_code ec;

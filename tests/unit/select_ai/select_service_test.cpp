@@ -604,3 +604,41 @@ TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen wait
     s.forget(20);
     CHECK(s.decide(SelectJob{22, 1, 2, 0, 2, 1, 0, {}}, for_x).nodes == std::vector<int>{2});
 }
+
+TEST_CASE("a job the engine holds leaves a note with its hints until it starts or ends",
+          "[service][pending]") {
+    const test::ScratchDir scratch("pending");
+    const std::string dir = scratch.str();
+    SelectService s;
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    // One free node under each leaf: a 2-node job that must stay under one leaf waits.
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    view[1].free_gpus = 0;
+    view[3].free_gpus = 0;
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_locality=hard",
+                                        "_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
+    SelectJob job{10, 2, 2, 4, 8, 2, 0, env};
+    CHECK(s.decide(job, view).kind != SelectOutcome::Kind::kPlaced);
+    CHECK_FALSE(s.save_pending(dir));
+    auto note = read_pending_note(dir, 10);
+    REQUIRE(note.ok());
+    CHECK(note->hints.locality);
+    CHECK(note->hints.locality->hard);
+    CHECK(note->options.at("ai-locality") == "hard");
+    CHECK_FALSE(note->reason.empty());
+    CHECK(parse_pending_note(dump_pending_note(*note), "again").value() == *note);
+
+    // It starts: the note goes with its record.
+    s.record(dir, 10, "g[1-2]", "", env);
+    CHECK_FALSE(read_pending_note(dir, 10).ok());
+    // Another ends while waiting (scancel): the next save removes its note.
+    SelectJob other{11, 2, 2, 4, 8, 2, 0, env};
+    s.decide(other, view);
+    s.save_pending(dir);
+    REQUIRE(read_pending_note(dir, 11).ok());
+    s.forget(11);
+    s.save_pending(dir);
+    CHECK_FALSE(read_pending_note(dir, 11).ok());
+    CHECK_THAT(read_pending_note(dir, 11).error().message(), Catch::Contains("pending/11.json"));
+}

@@ -16,6 +16,10 @@ inline std::filesystem::path select_dir(const std::string &state) {
 inline std::string job_record(const std::string &state, std::uint32_t job_id) {
     return (select_dir(state) / "jobs" / (std::to_string(job_id) + ".json")).string();
 }
+// What the plugin knows of a job that waits (job_record.hpp's PendingNote).
+inline std::string pending_note(const std::string &state, std::uint32_t job_id) {
+    return (select_dir(state) / "pending" / (std::to_string(job_id) + ".json")).string();
+}
 // The gangs, for ai-elasticd (gang_file.hpp).
 inline std::string gangs(const std::string &state) {
     return (select_dir(state) / "gangs.json").string();

@@ -86,4 +86,25 @@ Parsed<JobRecord> read_job_record(const std::string &state_dir, std::uint32_t jo
 // Writes it atomically (readers never see half a record). Throws on I/O errors.
 void write_job_record(const std::string &state_dir, const JobRecord &r);
 
+// What the plugin knows of a job that waits, for ai-explain and ai-metrics: its hints (a
+// pending job's --ai-* options are in its SPANK environment, which slurmctld shows no
+// client) and why the engine did not start it. <state_dir>/ai_select/pending/<id>.json,
+// written when the reason changes and removed when the job starts or ends.
+struct PendingNote {
+    std::uint32_t job_id = 0;
+    JobHints hints;  // as the job typed them (hints.dag is not kept)
+    std::map<std::string, std::string> options;
+    std::string reason;         // the engine's, "" when it left the job to cons_tres
+    std::int64_t noted_at = 0;  // seconds since the epoch
+    bool operator==(const PendingNote &) const = default;
+};
+
+Parsed<PendingNote> parse_pending_note(std::string_view text, std::string_view source);
+std::string dump_pending_note(const PendingNote &n);
+// The job's note; an error naming the file when there is none or it is not a note.
+Parsed<PendingNote> read_pending_note(const std::string &state_dir, std::uint32_t job_id);
+// Written atomically; throws on I/O errors. Removing a note that is not there is no error.
+void write_pending_note(const std::string &state_dir, const PendingNote &n);
+void remove_pending_note(const std::string &state_dir, std::uint32_t job_id);
+
 }  // namespace slurm_ai

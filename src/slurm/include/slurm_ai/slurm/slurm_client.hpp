@@ -68,7 +68,7 @@ struct NodeInfo {
     bool drained = false;        // DRAIN set (draining or drained)
     std::string state;           // in one word: idle, mixed, allocated, down, drained, ...
     std::uint32_t gpus = 0;      // GPUs in its GRES
-    std::uint32_t gpus_used = 0; // of those, allocated to jobs
+    std::uint32_t gpus_used = 0; // of those, allocated to jobs (nodes(true) only)
     std::string reason;          // why it is down or drained, "" when none
     std::int64_t reason_at = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
     std::vector<std::string> partitions;
@@ -84,7 +84,9 @@ class SlurmClient {
 
     std::vector<JobInfo> jobs();
     std::optional<JobInfo> job(std::uint32_t job_id);  // nullopt once slurmctld forgot it
-    std::vector<NodeInfo> nodes();
+    // with_gres_used: also each node's allocated GPUs (gpus_used, else 0), which costs
+    // slurmctld more (its SHOW_DETAIL).
+    std::vector<NodeInfo> nodes(bool with_gres_used = false);
     std::optional<NodeInfo> node(const std::string &name);  // nullopt: no such node
     std::vector<std::string> partition_nodes(const std::string &partition);
     // The job's running steps that span any of `nodes` ("12.0"), batch and extern steps
