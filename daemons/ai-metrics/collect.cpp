@@ -215,6 +215,10 @@ Snapshot Collector::take() {
     s.inputs.records = records();
     s.inputs.restarts = restarts();
     s.inputs.resizes = resizes();
+    s.inputs.now_s = static_cast<double>(std::time(nullptr));
+    if (auto text = read_text_file(state_paths::select_state(model_->state_dir), 64u << 20))
+        if (auto history = parse_failure_history(*text, "ai_select_state.json"))
+            s.inputs.failures = std::move(history).value();
     std::vector<NodeInfo> nodes;
     std::vector<JobInfo> jobs;
     try {

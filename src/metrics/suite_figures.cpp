@@ -1,6 +1,7 @@
 #include "slurm_ai/metrics/suite_figures.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <set>
 
@@ -217,6 +218,19 @@ void recoveries(Registry &r, const SuiteInputs &in) {
         r.set(failures, {{"action", action}}, n);
     r.set(requests, {}, asked);
     r.set(resizes, {}, static_cast<double>(in.resizes));
+    auto &recent = r.add("slurm_ai_recent_failures", Type::kGauge, "",
+                         "Node failures of about the last week by class, as the select plugin "
+                         "counts them to steer placements away: weekly counts decayed with a "
+                         "half-life of 7 days, summed over nodes");
+    std::array<double, kFailureClasses> by_class{};
+    for (const auto &[host, h] : in.failures) {
+        const HostFailures now = h.as_of(in.now_s);
+        for (int c = 0; c < kFailureClasses; ++c)
+            by_class[static_cast<std::size_t>(c)] += now.by_class[static_cast<std::size_t>(c)];
+    }
+    for (int c = 0; c < kFailureClasses; ++c)
+        r.set(recent, {{"class", std::string(to_string(static_cast<FailureClass>(c)))}},
+              by_class[static_cast<std::size_t>(c)]);
 }
 
 }  // namespace

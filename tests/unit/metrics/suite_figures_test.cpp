@@ -167,3 +167,16 @@ TEST_CASE("suite figures: uplink load of each leaf from the jobs that leave it",
     for (const auto &[labels, v] : family(r, "slurm_ai_leaf_uplink_demand_ratio").samples)
         CHECK(labels.at(0).second != "root");  // no uplinks: no ratio
 }
+
+TEST_CASE("suite figures: recent failures by class from the plugin's history", "[metrics]") {
+    SuiteInputs in = cluster();
+    in.failures["a1"].note(0, FailureClass::kGpu);
+    in.failures["a2"].note(0, FailureClass::kGpu);
+    in.failures["b1"].note(0, FailureClass::kNetwork);
+    in.now_s = 7 * kDaySeconds;  // one half-life later
+    Registry r;
+    add_suite_figures(r, in);
+    CHECK(value(r, "slurm_ai_recent_failures", {{"class", "gpu"}}) == Approx(1.0));
+    CHECK(value(r, "slurm_ai_recent_failures", {{"class", "network"}}) == Approx(0.5));
+    CHECK(value(r, "slurm_ai_recent_failures", {{"class", "power"}}) == 0);
+}

@@ -5,7 +5,8 @@
 // job's own), how many leaf switches and NVLink domains each spans, and where free GPUs
 // sit, per leaf and per domain, with those no pending job can use (stranded), the load
 // the running jobs put on each leaf's uplinks; node
-// failures by what ai-recover did, its time to running again, and elastic resizes. Labels
+// failures by what ai-recover did, its time to running again, elastic resizes, and the
+// recent failures by class that steer placements away. Labels
 // are the fabric's names and fixed words, never a job id: their number is bounded by the
 // cluster.
 #pragma once
@@ -16,6 +17,7 @@
 
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/placement/failure_history.hpp"
 #include "slurm_ai/metrics/exposition.hpp"
 
 namespace slurm_ai::metrics {
@@ -56,6 +58,10 @@ struct SuiteInputs {
     std::vector<checkpoint::RestartRecord> restarts;
     // Node-list changes of resizable jobs: the sum of their views' generations.
     std::uint64_t resizes = 0;
+    // The select plugin's failure history (ai_select_state.json), and the time to read
+    // its decayed counts at (seconds since the epoch).
+    FailureHistory failures;
+    double now_s = 0;
 };
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in);
