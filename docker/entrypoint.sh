@@ -4,8 +4,9 @@
 #
 #   entrypoint.sh controller   make the munge key (first start), write the configuration
 #                              into /etc/slurm, run munged, slurmctld, ai-recover (the
-#                              node-down trigger and its watch loop) and ai-elasticd; the
-#                              container ends when slurmctld does
+#                              node-down trigger and its watch loop), ai-elasticd,
+#                              ai-metrics (:9780) and Debian's Prometheus (:9090)
+#                              scraping it; the container ends when slurmctld does
 #   entrypoint.sh compute      wait for the key and the configuration, create the
 #                              emulated GPUs, run munged and slurmd -N $(hostname)
 #   entrypoint.sh render       only write the configuration (build-image.sh check runs it
@@ -219,11 +220,30 @@ controller() {
   /usr/bin/ai-elasticd --slurm-conf "$SLURM_CONF" \
     --state /var/spool/slurmctld/ai_elastic/elasticd.json --interval 1 &
   others+=($!)
-  log "slurmctld, ai-recover and ai-elasticd run"
+  /usr/bin/ai-metrics --slurm-conf "$SLURM_CONF" --listen :9780 &
+  others+=($!)
+  prometheus_for_metrics &
+  others+=($!)
+  log "slurmctld, ai-recover, ai-elasticd, ai-metrics and Prometheus run"
   local rc=0
   wait $ctld || rc=$?
   kill -TERM "${others[@]}" 2>/dev/null || true
   exit $rc
+}
+
+# Debian's Prometheus, scraping ai-metrics every second (what a site's would do every
+# 30 s), its data in the container: the rig's check that the figures reach Prometheus.
+prometheus_for_metrics() {
+  local dir=/var/lib/slurm-ai-prometheus
+  mkdir -p "$dir"
+  cat >"$dir/prometheus.yml" <<'YAML'
+global: {scrape_interval: 1s, evaluation_interval: 1s}
+scrape_configs:
+  - job_name: slurm_ai
+    static_configs: [{targets: ['localhost:9780']}]
+YAML
+  exec prometheus --config.file="$dir/prometheus.yml" --storage.tsdb.path="$dir/data" \
+    --web.listen-address=:9090 >/var/log/slurm/prometheus.log 2>&1
 }
 
 # Healthy: every node whose container starts with the cluster answers and is idle.
