@@ -28,6 +28,11 @@ struct Racks {
             hosts.push_back(g.domain_hosts(g.nvlink_domain(h)));
         }
     }
+    // 6, 5, 4 and 3 trays free in domains 0 to 3: 18 in all, no domain with 7.
+    void crowd() {
+        for (int d = 0; d < 4; ++d)
+            keep_free(d, static_cast<std::size_t>(6 - d));
+    }
     // Leaves `free` trays of domain d free, the others busy.
     void keep_free(int d, std::size_t free) {
         for (std::size_t i = free; i < hosts[static_cast<std::size_t>(d)].size(); ++i)
@@ -46,10 +51,7 @@ JobDemand demand(std::uint32_t nodes, bool hard) {
 TEST_CASE("wait explanation: one NVLink domain too few, when it frees, what starts now",
           "[placement][wait]") {
     Racks r;
-    r.keep_free(0, 6);
-    r.keep_free(1, 5);
-    r.keep_free(2, 4);
-    r.keep_free(3, 3);
+    r.crowd();
     // Job 100 holds 3 busy trays of domain 0 and ends last; job 101 frees 2 trays of
     // domain 3 first, which is not enough.
     const auto &d0 = r.hosts[0];
@@ -77,10 +79,7 @@ TEST_CASE("wait explanation: one NVLink domain too few, when it frees, what star
 TEST_CASE("wait explanation: too few nodes anywhere, and a job that fits now",
           "[placement][wait]") {
     Racks r;
-    r.keep_free(0, 6);
-    r.keep_free(1, 5);
-    r.keep_free(2, 4);
-    r.keep_free(3, 3);
+    r.crowd();
     WaitRequest big{demand(20, false), 0, 0, nullptr};
     const WaitExplanation w = explain_wait(r.engine, big, r.state, {});
     CHECK(w.holds == "needs 20 nodes with 4 free GPUs each (80 GPUs); 18 nodes have that now "
