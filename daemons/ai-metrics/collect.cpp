@@ -122,14 +122,16 @@ std::vector<checkpoint::RestartRecord> Collector::restarts() {
     return out;
 }
 
-std::uint64_t Collector::resizes() const {
-    std::uint64_t sum = 0;
+void Collector::resizes(metrics::SuiteInputs &in) const {
     std::error_code ec;
     for (fs::directory_iterator it(model_->view_dir, ec), end; !ec && it != end;
          it.increment(ec))
-        if (auto view = read_view(it->path().string()))
-            sum += view->generation;
-    return sum;
+        if (auto view = read_view(it->path().string())) {
+            in.grows += view->grows;
+            in.shrinks += view->shrinks;
+            in.replaces += view->generation - std::min(view->generation,
+                                                       view->grows + view->shrinks);
+        }
 }
 
 // The fabric with Slurm's node states, or Slurm's nodes alone without a fabric.
@@ -214,7 +216,7 @@ Snapshot Collector::take() {
     Snapshot s;
     s.inputs.records = records();
     s.inputs.restarts = restarts();
-    s.inputs.resizes = resizes();
+    resizes(s.inputs);
     s.inputs.now_s = static_cast<double>(std::time(nullptr));
     if (auto text = read_text_file(state_paths::select_state(model_->state_dir), 64u << 20))
         if (auto history = parse_failure_history(*text, "ai_select_state.json"))

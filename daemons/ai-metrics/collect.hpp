@@ -43,7 +43,7 @@ class Collector {
     };
     std::vector<JobRecord> records();
     std::vector<checkpoint::RestartRecord> restarts();
-    std::uint64_t resizes() const;
+    void resizes(metrics::SuiteInputs &in) const;
     std::vector<std::pair<std::string, double>> host_ports(const std::string &name) const;
     metrics::ClusterMap base_map(const std::vector<NodeInfo> &nodes) const;
     static constexpr int kExplained = 20;

@@ -41,6 +41,8 @@ void write_file(const fs::path &target, const std::string &text, long uid) {
 void to_json(json &j, const ResizeView &v) {
     j = json{{"job_id", v.job_id},
              {"generation", v.generation},
+             {"grows", v.grows},
+             {"shrinks", v.shrinks},
              {"nodes", v.nodes},
              {"nodelist", compress_hostlist(v.nodes)},
              {"num_nodes", v.nodes.size()},
@@ -63,6 +65,8 @@ Parsed<ResizeView> parse_job_view(std::string_view text, std::string_view source
         ResizeView v;
         v.job_id = json_whole<std::uint32_t>(j, "job_id");
         v.generation = json_whole<std::uint64_t>(j, "generation");
+        v.grows = json_whole<std::uint64_t>(j, "grows", 0);
+        v.shrinks = json_whole<std::uint64_t>(j, "shrinks", 0);
         v.nodes = j.at("nodes").get<std::vector<std::string>>();
         v.procs_per_node = json_whole<std::uint32_t>(j, "procs_per_node");
         v.updated_at = json_whole<std::int64_t>(j, "updated_at", 0);
@@ -133,10 +137,13 @@ ResizeView publish_view(std::string_view job_dir, ResizeView view, long owner_ui
     auto old = read_view(job_dir);
     if (old && old->job_id != view.job_id)
         old.reset();  // another job's files (a reused directory): start over
-    if (old)
-        view.generation = old->nodes == view.nodes ? old->generation : old->generation + 1;
-    else
-        view.generation = 0;
+    view.generation = view.grows = view.shrinks = 0;
+    if (old) {
+        const bool changed = old->nodes != view.nodes;
+        view.generation = old->generation + (changed ? 1 : 0);
+        view.grows = old->grows + (changed && view.nodes.size() > old->nodes.size() ? 1 : 0);
+        view.shrinks = old->shrinks + (changed && view.nodes.size() < old->nodes.size() ? 1 : 0);
+    }
     if (old && old->nodes == view.nodes && old->procs_per_node == view.procs_per_node)
         return *old;  // nothing changed: the files stay as they are
     // The files a reader polls for come first, view.json (the generation) last.

@@ -199,7 +199,8 @@ void recoveries(Registry &r, const SuiteInputs &in) {
     auto &again = r.add("slurm_ai_recovery_seconds", Type::kHistogram, "seconds",
                         "Time from a node going DOWN to its job running again");
     auto &resizes = r.add("slurm_ai_elastic_resizes", Type::kCounter, "",
-                          "Node-list changes of resizable jobs (grows and shrinks)");
+                          "Node-list changes of resizable jobs, by direction: grow, shrink, "
+                          "or replace (nodes swapped one for one)");
     Histogram &time = r.histogram(again, {}, kRecoveryBounds);
     std::map<std::string, double> by_action{
         {"requeue", 0}, {"shrink", 0}, {"exclude", 0}, {"none", 0}, {"failed", 0}};
@@ -217,7 +218,9 @@ void recoveries(Registry &r, const SuiteInputs &in) {
     for (const auto &[action, n] : by_action)
         r.set(failures, {{"action", action}}, n);
     r.set(requests, {}, asked);
-    r.set(resizes, {}, static_cast<double>(in.resizes));
+    r.set(resizes, {{"direction", "grow"}}, static_cast<double>(in.grows));
+    r.set(resizes, {{"direction", "shrink"}}, static_cast<double>(in.shrinks));
+    r.set(resizes, {{"direction", "replace"}}, static_cast<double>(in.replaces));
     auto &recent = r.add("slurm_ai_recent_failures", Type::kGauge, "",
                          "Node failures of about the last week by class, as the select plugin "
                          "counts them to steer placements away: weekly counts decayed with a "

@@ -299,6 +299,22 @@ TEST_CASE("a job's view files: generation, host file, environment", "[elastic]")
     REQUIRE(back);
     CHECK(back->nodes == v.nodes);
     CHECK(back->generation == 1);
+    // Each generation counts as a grow, a shrink or (same size) a replacement.
+    CHECK(back->grows == 1);
+    CHECK(back->shrinks == 0);
+    v.nodes = {"n3", "n1"};
+    auto shrunk = publish_view(dir, v);
+    CHECK((shrunk.generation == 2 && shrunk.grows == 1 && shrunk.shrinks == 1));
+    v.nodes = {"n3", "n5"};
+    auto replaced = publish_view(dir, v);
+    CHECK((replaced.generation == 3 && replaced.grows == 1 && replaced.shrinks == 1));
+    CHECK(*read_view(dir) == replaced);
+    // A view written before grows and shrinks were counted reads as none of either.
+    auto old = parse_job_view(R"({"job_id": 7, "generation": 4, "nodes": ["n1"],
+                                  "procs_per_node": 1})",
+                              "old view.json");
+    REQUIRE(old.ok());
+    CHECK((old->generation == 4 && old->grows == 0 && old->shrinks == 0));
 
     std::ofstream(dir + "/view.json") << "{\"job_id\": 7";
     CHECK_FALSE(read_view(dir));

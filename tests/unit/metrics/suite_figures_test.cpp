@@ -127,7 +127,8 @@ TEST_CASE("suite figures: node failures by action, time to running again, resize
                    event("node_failure", "shrink", 0),  event("node_failure", "odd", 0),
                    event("checkpoint_request", "", 0),  event("running_again", "", 42),
                    event("running_again", "", 0)};
-    in.resizes = 3;
+    in.grows = 2;
+    in.shrinks = 1;
     Registry r;
     add_suite_figures(r, in);
     CHECK(value(r, "slurm_ai_node_failures", {{"action", "requeue"}}) == 2);
@@ -135,7 +136,9 @@ TEST_CASE("suite figures: node failures by action, time to running again, resize
     CHECK(value(r, "slurm_ai_node_failures", {{"action", "failed"}}) == 1);  // unknown action
     CHECK(value(r, "slurm_ai_node_failures", {{"action", "exclude"}}) == 0);
     CHECK(value(r, "slurm_ai_checkpoint_requests") == 1);
-    CHECK(value(r, "slurm_ai_elastic_resizes") == 3);
+    CHECK(value(r, "slurm_ai_elastic_resizes", {{"direction", "grow"}}) == 2);
+    CHECK(value(r, "slurm_ai_elastic_resizes", {{"direction", "shrink"}}) == 1);
+    CHECK(value(r, "slurm_ai_elastic_resizes", {{"direction", "replace"}}) == 0);
     const auto &again = family(r, "slurm_ai_recovery_seconds").histograms.at(0).second;
     CHECK(again.count() == 1);  // a run again without a DOWN time is not a recovery
     CHECK(again.sum() == 42);

@@ -1,7 +1,8 @@
 // What a resizable job reads to follow its own resizes: one directory per job under the
 // view directory (ElasticViewDir in ai_select.conf), holding
-//   view.json  {"job_id", "generation", "nodes" (rank order), "nodelist", "num_nodes",
-//               "procs_per_node", "world_size", "master_addr", "updated_at", "reason"}
+//   view.json  {"job_id", "generation", "grows", "shrinks", "nodes" (rank order),
+//               "nodelist", "num_nodes", "procs_per_node", "world_size", "master_addr",
+//               "updated_at", "reason"}
 //   hostfile   one "NODE slots=PROCS" line per node, in rank order (DeepSpeed/MPI style)
 //   env        sh lines: SLURM_JOB_NODELIST, SLURM_NNODES, WORLD_SIZE, MASTER_ADDR, ...
 // The generation grows by one whenever the node list changes, so a torchrun-style
@@ -27,6 +28,9 @@ namespace slurm_ai {
 struct ResizeView {
     std::uint32_t job_id = 0;
     std::uint64_t generation = 0;
+    // Of the generations, those that added nodes and those that took nodes away (the rest
+    // replaced nodes one for one). 0 in views written before they were counted.
+    std::uint64_t grows = 0, shrinks = 0;
     std::vector<std::string> nodes;  // rank order
     std::uint32_t procs_per_node = 1;
     std::int64_t updated_at = 0;

@@ -56,8 +56,9 @@ struct SuiteInputs {
     // ai-recover's restart logs, every record of every job's log (node failures and what
     // was done, checkpoint requests, runs again with the time since the node went DOWN).
     std::vector<checkpoint::RestartRecord> restarts;
-    // Node-list changes of resizable jobs: the sum of their views' generations.
-    std::uint64_t resizes = 0;
+    // Node-list changes of resizable jobs, summed over their views: those that added
+    // nodes, took nodes away, and replaced nodes one for one.
+    std::uint64_t grows = 0, shrinks = 0, replaces = 0;
     // The select plugin's failure history (ai_select_state.json), and the time to read
     // its decayed counts at (seconds since the epoch).
     FailureHistory failures;
