@@ -1,0 +1,123 @@
+// The suite's own node-failure signal: a lease per compute node, independent of Slurm's
+// SlurmdTimeout (docs/checkpoint.md, "Leases"). Each node's ai-lease agent renews its
+// lease with ai-recover every LeasePeriod; ai-recover grants each renewal. Both messages
+// are munge credentials (munge_seal.hpp), so no user can fake or suppress one.
+//
+//   - ai-recover counts a node whose lease went unrenewed for LeaseLapse as lapsed; a
+//     second, independent probe (slurmd's port) confirms it before the node is set DOWN.
+//   - The agent fences: with no grant for LeaseFence (shorter than LeaseLapse) while the
+//     controller's host does not answer either, it freezes the node's --ai-checkpoint
+//     tasks (SIGSTOP), so that a node cut off from the controller never runs a job that
+//     is starting again elsewhere; a grant thaws them (the controller came back before
+//     it took the lease over); after LeaseKill frozen they are killed. A restart of
+//     ai-recover or slurmctld, whose host still answers, fences nothing.
+//
+// This file holds the messages' text and the two sides' bookkeeping, without sockets,
+// munge or clocks: the callers pass the time in.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "slurm_ai/common/input_error.hpp"
+
+namespace slurm_ai::lease {
+
+struct LeaseTimes {
+    double period_s = 1.0;  // between renewals
+    double fence_s = 2.0;   // the agent fences after this long without a grant
+    double lapse_s = 3.0;   // ai-recover counts the lease lapsed after this long
+    double kill_s = 30.0;   // frozen this long, fenced tasks are killed
+};
+// The times make sense together: positive, a period under the fence time, the fence time
+// under the lapse time (a node fences before its lease can be taken over). The error
+// names the key (LeasePeriod, LeaseFence, LeaseLapse, LeaseKill) and the value.
+std::optional<InputError> check(const LeaseTimes &t);
+
+// A renewal, agent to ai-recover: the node, a sequence number that only grows for one run
+// of the agent (`boot` tells runs apart), and the --ai-checkpoint jobs it runs now.
+struct Renewal {
+    std::string node;
+    std::uint64_t boot = 0;  // the agent's start, ms since the epoch
+    std::uint64_t seq = 0;
+    std::vector<std::uint32_t> jobs;
+    bool operator==(const Renewal &) const = default;
+};
+// A grant, ai-recover to agent: the renewal it answers.
+struct Grant {
+    std::string node;
+    std::uint64_t boot = 0;
+    std::uint64_t seq = 0;
+    bool operator==(const Grant &) const = default;
+};
+
+// "slurm-ai-lease/1 renew node=c1 boot=1795732147000 seq=42 jobs=7,9"
+std::string to_text(const Renewal &r);
+// "slurm-ai-lease/1 grant node=c1 boot=1795732147000 seq=42"
+std::string to_text(const Grant &g);
+// Errors name the field and the text; any other message is an error, not a guess.
+Parsed<Renewal> parse_renewal(std::string_view text);
+Parsed<Grant> parse_grant(std::string_view text);
+
+// ai-recover's side: the last renewal of every node, and which have lapsed.
+class LeaseBook {
+  public:
+    explicit LeaseBook(LeaseTimes times) : times_(times) {}
+    // A renewal received at now_s. False (and nothing kept) for one older than the last
+    // of the same run (a replay) or of an older run.
+    bool renewed(const Renewal &r, double now_s);
+    // Nodes whose lease lapsed at now_s: last renewed more than lapse_s ago, reported
+    // once per lapse (the next renewal rearms them). Only nodes that were running
+    // --ai-checkpoint jobs at their last renewal: their jobs are what a lapse costs.
+    std::vector<std::string> newly_lapsed(double now_s);
+    // The jobs a node ran at its last renewal; empty for a node never heard of.
+    std::vector<std::uint32_t> jobs_of(const std::string &node) const;
+    std::optional<double> last_renewal(const std::string &node) const;
+    std::size_t size() const { return nodes_.size(); }
+
+  private:
+    struct Entry {
+        Renewal last;
+        double at = 0;
+        bool reported = false;
+    };
+    LeaseTimes times_;
+    std::map<std::string, Entry> nodes_;
+};
+
+// The agent's side: when it last got a grant, and whether it must fence.
+class LeaseHolder {
+  public:
+    LeaseHolder(LeaseTimes times, std::string node, std::uint64_t boot, double now_s)
+        : times_(times), node_(std::move(node)), boot_(boot), granted_at_(now_s) {}
+    // The next renewal to send, with the jobs running now.
+    Renewal next(std::vector<std::uint32_t> jobs);
+    // A grant received at now_s: true when it answers this agent's own renewal (its node,
+    // its run, a sequence number it sent).
+    bool granted(const Grant &g, double now_s);
+    // No grant for fence_s since the last one: the node may be cut off, and its jobs may
+    // start elsewhere. Never before a first grant (a cluster whose ai-recover does not
+    // watch leases fences nothing).
+    bool must_fence(double now_s) const {
+        return granted_ && now_s - granted_at_ > times_.fence_s;
+    }
+    // Fenced for kill_s already.
+    bool must_kill(double now_s) const {
+        return granted_ && now_s - granted_at_ > times_.fence_s + times_.kill_s;
+    }
+    double granted_at() const { return granted_at_; }
+
+  private:
+    LeaseTimes times_;
+    std::string node_;
+    std::uint64_t boot_;
+    std::uint64_t seq_ = 0, granted_seq_ = 0;
+    double granted_at_;
+    bool granted_ = false;
+};
+
+}  // namespace slurm_ai::lease
