@@ -326,4 +326,16 @@ Parsed<PluginConfig> load_plugin_config(const std::string &path, std::string_vie
     return parse_plugin_config(text.value(), path, default_fabric);
 }
 
+BesideSlurmConf beside_slurm_conf(const std::string &slurm_conf, bool slurm_reads_yaml) {
+    const std::filesystem::path dir = std::filesystem::path(slurm_conf).parent_path();
+    const auto at = [&](const char *name) {
+        return ((dir.empty() ? std::filesystem::path(".") : dir) / name).string();
+    };
+    BesideSlurmConf out{at("ai_select.conf"), at("topology.conf")};
+    std::error_code ec;
+    if (slurm_reads_yaml && std::filesystem::exists(at("topology.yaml"), ec))
+        out.fabric = at("topology.yaml");
+    return out;
+}
+
 }  // namespace slurm_ai

@@ -10,7 +10,7 @@
  */
 #include "select_ai_internal.h"
 
-#include <unistd.h> /* access */
+#include <limits.h> /* PATH_MAX */
 
 #ifdef AI_SELECT_AS_CONS_TRES
 /*
@@ -75,33 +75,17 @@ int fini(void) {
     return SLURM_SUCCESS;
 }
 
-/* ai_select.conf and the default fabric (Slurm's topology file) sit beside slurm.conf. */
-static char *_beside_slurm_conf(const char *name) {
-    char *dir = xstrdup(slurm_conf.slurm_conf), *slash = dir ? strrchr(dir, '/') : NULL;
-    char *path;
-
-    if (slash)
-        *slash = '\0';
-    path = xstrdup_printf("%s/%s", slash ? dir : ".", name);
-    xfree(dir);
-    return path;
-}
-
 /* (Re)reads the plugin's configuration and topology; a bad one keeps the last good. */
 static void _load_topology(void) {
-    char err[1024] = "";
-    char *conf = _beside_slurm_conf("ai_select.conf");
-    char *fabric = _beside_slurm_conf("topology.conf");
-#if SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0)
+    char err[1024] = "", conf[PATH_MAX] = "", fabric[PATH_MAX] = "";
     /* Slurm 25.05+ reads topology.yaml where it exists and ignores topology.conf. */
-    char *yaml = _beside_slurm_conf("topology.yaml");
-    if (access(yaml, F_OK) == 0) {
-        xfree(fabric);
-        fabric = yaml;
-    } else {
-        xfree(yaml);
+    int reads_yaml = SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0);
+
+    if (ai_select_beside_slurm_conf(slurm_conf.slurm_conf, reads_yaml, conf, sizeof(conf),
+                                    fabric, sizeof(fabric), err, sizeof(err)) < 0) {
+        error("%s: the files beside slurm.conf: %s", AI_LOG, err);
+        return;
     }
-#endif
     const char **names = xcalloc(node_record_count + 1, sizeof(char *));
     node_record_t *node_ptr;
 
@@ -119,8 +103,6 @@ static void _load_topology(void) {
     if (rc > 0)
         info("%s: %s: %s", AI_LOG, conf, err);
     xfree(names);
-    xfree(conf);
-    xfree(fabric);
 }
 
 /*

@@ -125,6 +125,17 @@ extern "C" int ai_select_forget(uint32_t job_id, char *err, size_t errlen) {
     });
 }
 
+extern "C" int ai_select_beside_slurm_conf(const char *slurm_conf, int reads_yaml, char *conf,
+                                           size_t conf_len, char *fabric, size_t fabric_len,
+                                           char *err, size_t errlen) {
+    return guarded(err, errlen, [&] {
+        const auto files = slurm_ai::beside_slurm_conf(slurm_conf ? slurm_conf : "", reads_yaml);
+        copy_message(conf, conf_len, files.ai_conf);
+        copy_message(fabric, fabric_len, files.fabric);
+        return 0;
+    });
+}
+
 extern "C" int ai_select_save_pending(const char *state_dir, char *err, size_t errlen) {
     return guarded(err, errlen, [&] {
         if (auto e = service().save_pending(state_dir ? state_dir : "")) {

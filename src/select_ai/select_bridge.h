@@ -79,6 +79,11 @@ int ai_select_note_stock(uint32_t job_id, const char *nodes, char *err, size_t e
 int ai_select_record(const char *state_dir, const ai_job_t *job, const char *nodes,
                      const char *gpus, char *summary, size_t summary_len, char *err, size_t errlen);
 int ai_select_forget(uint32_t job_id, char *err, size_t errlen);
+/* ai_select.conf and the default fabric beside slurm.conf (beside_slurm_conf in
+ * plugin_config.hpp): reads_yaml is 1 for a Slurm that reads topology.yaml (25.05+). */
+int ai_select_beside_slurm_conf(const char *slurm_conf, int reads_yaml, char *conf,
+                                size_t conf_len, char *fabric, size_t fabric_len, char *err,
+                                size_t errlen);
 /* Writes the notes of waiting jobs whose reason changed and removes those of jobs that
  * started or ended (StateSaveLocation/ai_select/pending/). */
 int ai_select_save_pending(const char *state_dir, char *err, size_t errlen);

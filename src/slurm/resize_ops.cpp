@@ -57,10 +57,10 @@ std::vector<int> hosts_of(const ClusterModel &m, const std::vector<std::string> 
 
 std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::string &conf_path) {
     auto m = std::make_unique<ClusterModel>();
-    const fs::path slurm_dir = fs::path(slurm.slurm_conf_path()).parent_path();
-    const std::string conf =
-        conf_path.empty() ? (slurm_dir / "ai_select.conf").string() : conf_path;
-    const std::string fabric = (slurm_dir / "topology.conf").string();
+    const BesideSlurmConf beside =
+        beside_slurm_conf(slurm.slurm_conf_path(), SlurmClient::reads_topology_yaml());
+    const std::string conf = conf_path.empty() ? beside.ai_conf : conf_path;
+    const std::string &fabric = beside.fabric;
     if (fs::exists(conf)) {
         auto parsed = load_plugin_config(conf, fabric);
         if (!parsed)

@@ -353,6 +353,10 @@ std::vector<std::string> SlurmClient::steps_on(std::uint32_t job_id,
     return out;
 }
 
+bool SlurmClient::reads_topology_yaml() {
+    return SLURM_VERSION_NUMBER >= SLURM_VERSION_NUM(25, 5, 0);
+}
+
 std::string SlurmClient::state_save_location() {
     // slurm_init() read slurm.conf with Slurm's own parser (Include lines and all).
     std::string out = str(slurm_conf_lock()->state_save_location);

@@ -10,6 +10,7 @@
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "scratch_dir.hpp"
 
 using namespace slurm_ai;
 
@@ -86,4 +87,18 @@ TEST_CASE("ai_select.conf: every key parses, and the messages name every key and
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().message() == "ai_select.conf:1: CommShare='1': expected a number from 0.01 "
                                    "to 0.99");
+}
+
+TEST_CASE("the files beside slurm.conf: topology.yaml first where Slurm reads it",
+          "[config]") {
+    const test::ScratchDir scratch("beside");
+    const std::string dir = scratch.str();
+    auto files = beside_slurm_conf(dir + "/slurm.conf", true);
+    CHECK(files.ai_conf == dir + "/ai_select.conf");
+    CHECK(files.fabric == dir + "/topology.conf");  // no topology.yaml
+    std::ofstream(dir + "/topology.yaml") << "topology: []\n";
+    CHECK(beside_slurm_conf(dir + "/slurm.conf", true).fabric == dir + "/topology.yaml");
+    // Slurm before 25.05 reads no topology.yaml, whatever the folder holds.
+    CHECK(beside_slurm_conf(dir + "/slurm.conf", false).fabric == dir + "/topology.conf");
+    CHECK(beside_slurm_conf("slurm.conf", false).ai_conf == "./ai_select.conf");
 }

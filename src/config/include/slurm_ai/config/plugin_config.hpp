@@ -68,4 +68,15 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
                                          std::string_view default_fabric);
 Parsed<PluginConfig> load_plugin_config(const std::string &path, std::string_view default_fabric);
 
+// What the suite reads beside slurm.conf: ai_select.conf, and Slurm's own topology file as
+// the default fabric: topology.yaml where it exists and Slurm reads it (25.05 and later,
+// which then ignore topology.conf), else topology.conf. The one place this is decided:
+// the select plugin and the tools that load the cluster (ai-resize, ai-elasticd,
+// ai-metrics, ai-explain) all ask here.
+struct BesideSlurmConf {
+    std::string ai_conf;
+    std::string fabric;
+};
+BesideSlurmConf beside_slurm_conf(const std::string &slurm_conf, bool slurm_reads_yaml);
+
 }  // namespace slurm_ai

@@ -98,6 +98,8 @@ class SlurmClient {
     std::string state_save_location();
     // $SLURM_CONF, or /etc/slurm/slurm.conf: the file libslurm reads.
     static std::string slurm_conf_path();
+    // Whether this Slurm reads topology.yaml (25.05 and later), as built against.
+    static bool reads_topology_yaml();
 
     // Why the Slurm this is built against cannot grow a running job, or nullptr. slurmctld
     // 25.11 and 26.05 check, when an expansion job is merged into its parent, whether
