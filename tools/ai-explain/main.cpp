@@ -124,9 +124,23 @@ std::string pending_text(const slurm_ai::JobInfo &job, const slurm_ai::PendingEx
     return out;
 }
 
+// The one client of the process: libslurm 24.11 crashes when initialised a second time
+// after slurm_fini.
+slurm_ai::SlurmClient &slurm_client() {
+    static slurm_ai::SlurmClient client(5);
+    return client;
+}
+
+bool have_slurm_conf() {
+    std::error_code ec;
+    return std::filesystem::exists(slurm_ai::SlurmClient::slurm_conf_path(), ec);
+}
+
 // Explains the job if slurmctld has it pending; false when it does not.
 bool explain_if_pending(std::uint32_t id, const std::string &state_dir, bool as_json) {
-    slurm_ai::SlurmClient slurm(5);
+    if (!have_slurm_conf())
+        return false;  // libslurm would retry a missing slurm.conf for a minute
+    slurm_ai::SlurmClient &slurm = slurm_client();
     auto job = slurm.job(id);
     if (!job || job->state != "PENDING")
         return false;
@@ -152,15 +166,13 @@ int main(int argc, char **argv) {
 
     if (state_dir.empty()) {
         // libslurm would retry a missing slurm.conf for a minute, then exit.
-        const std::string conf = slurm_ai::SlurmClient::slurm_conf_path();
-        std::error_code ec;
-        if (!std::filesystem::exists(conf, ec)) {
-            std::cerr << "ai-explain: no slurm.conf at " << conf
-                      << " ($SLURM_CONF); give "
-                         "--state-dir\n";
+        if (!have_slurm_conf()) {
+            std::cerr << "ai-explain: no slurm.conf at "
+                      << slurm_ai::SlurmClient::slurm_conf_path()
+                      << " ($SLURM_CONF); give --state-dir\n";
             return 1;
         }
-        state_dir = slurm_ai::SlurmClient().state_save_location();
+        state_dir = slurm_client().state_save_location();
     }
     if (state_dir.empty()) {
         std::cerr << "ai-explain: no StateSaveLocation in slurm.conf ($SLURM_CONF); give "

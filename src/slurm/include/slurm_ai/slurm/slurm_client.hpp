@@ -76,7 +76,9 @@ struct NodeInfo {
 
 class SlurmClient {
   public:
-    // Initialises libslurm (SLURM_CONF or the default slurm.conf).
+    // Initialises libslurm (SLURM_CONF or the default slurm.conf). One per process, for
+    // the process' life: libslurm 24.11 crashes initialised again after the destructor's
+    // slurm_fini.
     explicit SlurmClient(int retry_s = 30);
     ~SlurmClient();
     SlurmClient(const SlurmClient &) = delete;
