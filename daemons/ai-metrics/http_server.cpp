@@ -136,7 +136,11 @@ void answer(int fd, const std::function<Response(const Request &)> &handle) {
     else if (req.method != "GET" && req.method != "HEAD")
         resp = {405, "text/plain; charset=utf-8", "only GET and HEAD\n"};
     else
-        resp = handle(req);
+        try {
+            resp = handle(req);
+        } catch (const std::exception &e) {  // one bad request never stops the daemon
+            resp = {500, "text/plain; charset=utf-8", std::string("error: ") + e.what() + "\n"};
+        }
     std::string head = fmt::format(
         "HTTP/1.1 {} {}\r\nContent-Type: {}\r\nContent-Length: {}\r\nCache-Control: no-store\r\n"
         "Connection: close\r\n\r\n",

@@ -1,7 +1,8 @@
 // The few lines of HTTP/1.1 ai-metrics speaks: GET (and HEAD) of a path, one request per
 // connection, one connection at a time. A scraper or a browser is all that calls it; a
 // client that sends nothing, or too much, is cut off after a few seconds or 16 KiB and
-// never stops the daemon.
+// never stops the daemon, nor does a handler that throws (the client gets a 500 with the
+// message).
 #pragma once
 
 #include <atomic>

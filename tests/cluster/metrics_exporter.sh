@@ -28,6 +28,14 @@ cleanup() {
 trap cleanup EXIT
 for _ in $(seq 50); do curl -fsS --max-time 2 "$url/healthz" >/dev/null 2>&1 && break; sleep 0.2; done
 expect_eq "GET /healthz" ok "$(curl -fsS --max-time 5 "$url/healthz")"
+# What is not a scrape gets an HTTP error, and the daemon goes on.
+code() { curl -s -o /dev/null -w '%{http_code}' --max-time 10 "$@"; }
+expect_eq "GET /nothing" 404 "$(code "$url/nothing")"
+expect_eq "POST /metrics" 405 "$(code -X POST "$url/metrics")"
+expect_eq "a request that is not HTTP" "HTTP/1.1 400" "$(python3 -c "
+import socket; s = socket.create_connection(('127.0.0.1', $port), timeout=10)
+s.sendall(b'garbage\r\n\r\n'); print(s.recv(64).decode()[:12])")"
+expect_eq "GET /healthz after them" ok "$(curl -fsS --max-time 5 "$url/healthz")"
 
 # --- a job the engine places, and one that waits behind it ---------------------------
 nodes=$(sinfo -h -N -o %N | sort -u | wc -l)
