@@ -178,7 +178,7 @@ std::string Collector::pending_reason(const JobInfo &j, const std::vector<JobInf
 }
 
 void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
-                         const std::vector<NodeInfo> &nodes) {
+                         const std::vector<NodeInfo> &nodes, bool with_map) {
     int explained = 0;
     std::map<std::uint32_t, const JobRecord *> record_of;
     for (const auto &r : s.inputs.records)
@@ -191,6 +191,9 @@ void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
         if (running)
             if (auto hosts = expand_hostlist(j.nodes, "nodes"))
                 now.hosts = std::move(hosts).value();
+        s.inputs.jobs.push_back(now);
+        if (!with_map)
+            continue;
         auto rec = record_of.find(j.job_id);
         const JobRecord *record = rec == record_of.end() ? nullptr : rec->second;
         metrics::MapJob mj;
@@ -208,11 +211,10 @@ void Collector::add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
                                now.gpus_per_node);
         else
             s.map.jobs.push_back(std::move(mj));
-        s.inputs.jobs.push_back(std::move(now));
     }
 }
 
-Snapshot Collector::take() {
+Snapshot Collector::take(bool with_map) {
     Snapshot s;
     s.inputs.records = records();
     s.inputs.restarts = restarts();
@@ -242,7 +244,7 @@ Snapshot Collector::take() {
                                   !n.down && !n.drained, host_ports(n.name)});
     }
     s.inputs.leaves = leaves_;
-    add_jobs(s, jobs, nodes);
+    add_jobs(s, jobs, nodes, with_map);
     return s;
 }
 

@@ -30,7 +30,9 @@ struct Snapshot {
 class Collector {
   public:
     Collector(SlurmClient &slurm, std::unique_ptr<elastic::ClusterModel> model);
-    Snapshot take();
+    // with_map: also the map, with the pending jobs explained (engine searches, user
+    // names): only /map and --map ask for it, never a scrape.
+    Snapshot take(bool with_map);
     const elastic::ClusterModel &model() const { return *model_; }
 
   private:
@@ -50,7 +52,7 @@ class Collector {
     std::string pending_reason(const JobInfo &j, const std::vector<JobInfo> &jobs,
                                const std::vector<NodeInfo> &nodes, int &explained) const;
     void add_jobs(Snapshot &s, const std::vector<JobInfo> &jobs,
-                  const std::vector<NodeInfo> &nodes);
+                  const std::vector<NodeInfo> &nodes, bool with_map);
 
     SlurmClient *slurm_;  // a pointer: a Collector is replaced whole on SIGHUP
     std::unique_ptr<elastic::ClusterModel> model_;

@@ -73,18 +73,18 @@ Response handle(Collector &collector, const Request &req, int refresh_s) {
         return {200, "text/plain; charset=utf-8", "ok\n"};
     if (req.path == "/metrics") {
         const auto format = metrics::format_for_accept(req.accept);
-        auto registry = figures(collector.take());
+        auto registry = figures(collector.take(false));
         return {200, std::string(metrics::content_type(format)),
                 metrics::write_exposition(registry.families(), format)};
     }
     if (req.path == "/" || req.path == "/map")
         return {200, "text/html; charset=utf-8",
-                metrics::map_html(collector.take().map, refresh_s)};
+                metrics::map_html(collector.take(true).map, refresh_s)};
     return {404, "text/plain; charset=utf-8", "not found: try /metrics or /map\n"};
 }
 
 int once(Collector &collector, const std::string &format, const std::string &map_path) {
-    Snapshot s = collector.take();
+    Snapshot s = collector.take(!map_path.empty());
     if (!s.slurm_up) {
         std::cerr << "ai-metrics: slurmctld did not answer: " << s.slurm_error << '\n';
         return 1;

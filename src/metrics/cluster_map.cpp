@@ -102,22 +102,24 @@ void draw_switches(std::ostringstream &svg, const ClusterMap &m, const Layout &l
     }
 }
 
-std::string job_title(const ClusterMap &m, std::uint32_t job_id) {
-    for (const auto &j : m.jobs)
-        if (j.job_id == job_id) {
-            std::string t = fmt::format("job {}", j.job_id);
-            if (!j.name.empty())
-                t += " (" + j.name + (j.user.empty() ? "" : ", " + j.user) + ")";
-            if (j.efficiency)
-                t += fmt::format("\nplacement efficiency {:.2f}", *j.efficiency);
-            if (!j.reason.empty())
-                t += "\n" + j.reason;
-            return t;
-        }
-    return fmt::format("job {}", job_id);
+// Each job's tooltip, escaped once for all its GPUs.
+using Titles = std::map<std::uint32_t, std::string>;
+Titles job_titles(const ClusterMap &m) {
+    Titles out;
+    for (const auto &j : m.jobs) {
+        std::string t = fmt::format("job {}", j.job_id);
+        if (!j.name.empty())
+            t += " (" + j.name + (j.user.empty() ? "" : ", " + j.user) + ")";
+        if (j.efficiency)
+            t += fmt::format("\nplacement efficiency {:.2f}", *j.efficiency);
+        if (!j.reason.empty())
+            t += "\n" + j.reason;
+        out[j.job_id] = xml_escape(t);
+    }
+    return out;
 }
 
-void draw_host(std::ostringstream &svg, const ClusterMap &m, const MapHost &h, int x, int y) {
+void draw_host(std::ostringstream &svg, const Titles &titles, const MapHost &h, int x, int y) {
     const std::string state = h.state.empty() ? "unknown" : h.state;
     svg << fmt::format("<g class=\"host state-{}\" data-host=\"{}\" data-domain=\"{}\">",
                        xml_escape(state), xml_escape(h.name), xml_escape(h.domain));
@@ -145,7 +147,8 @@ void draw_host(std::ostringstream &svg, const ClusterMap &m, const MapHost &h, i
                            "data-job=\"{}\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
                            "fill=\"{}\"><title>{} GPU {}: {}</title></rect>",
                            xml_escape(h.name), g, job, gx, gy, kGpu, kGpu, colour_of_job(job),
-                           xml_escape(h.name), g, xml_escape(job_title(m, job)));
+                           xml_escape(h.name), g,
+                           titles.count(job) ? titles.at(job) : fmt::format("job {}", job));
     }
     svg << "</g>\n";
 }
@@ -157,6 +160,7 @@ std::string picture(const ClusterMap &m) {
                        "height=\"{}\">\n",
                        l.width, l.height);
     draw_switches(svg, m, l);
+    const Titles titles = job_titles(m);
     for (std::size_t c = 0; c < l.leaves.size(); ++c) {
         auto it = l.columns.find(l.leaves[c]);
         if (it == l.columns.end())
@@ -171,7 +175,7 @@ std::string picture(const ClusterMap &m) {
         int y = top;
         for (int i : it->second) {
             const auto &h = m.hosts[static_cast<std::size_t>(i)];
-            draw_host(svg, m, h, x, y);
+            draw_host(svg, titles, h, x, y);
             y += host_height(h) + 6;
         }
     }

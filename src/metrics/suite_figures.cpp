@@ -1,5 +1,7 @@
 #include "slurm_ai/metrics/suite_figures.hpp"
 
+#include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
+
 #include <algorithm>
 #include <array>
 #include <map>
@@ -202,8 +204,11 @@ void recoveries(Registry &r, const SuiteInputs &in) {
                           "Node-list changes of resizable jobs, by direction: grow, shrink, "
                           "or replace (nodes swapped one for one)");
     Histogram &time = r.histogram(again, {}, kRecoveryBounds);
-    std::map<std::string, double> by_action{
-        {"requeue", 0}, {"shrink", 0}, {"exclude", 0}, {"none", 0}, {"failed", 0}};
+    // ai-recover's actions (checkpoint::Action), and "failed" when it could not act.
+    std::map<std::string, double> by_action{{"failed", 0}};
+    for (auto a : {checkpoint::Action::kNone, checkpoint::Action::kShrink,
+                   checkpoint::Action::kRequeue, checkpoint::Action::kExclude})
+        by_action.emplace(std::string(checkpoint::to_string(a)), 0);
     double asked = 0;
     for (const auto &rec : in.restarts) {
         if (rec.event == "node_failure") {

@@ -3,10 +3,10 @@
 // engine fell back, how long it took), how well the running multi-GPU jobs are placed
 // (the model's efficiency: communication time on the ideal placement over that on the
 // job's own), how many leaf switches and NVLink domains each spans, and where free GPUs
-// sit, per leaf and per domain, with those no pending job can use (stranded), the load
-// the running jobs put on each leaf's uplinks; node
-// failures by what ai-recover did, its time to running again, elastic resizes, and the
-// recent failures by class that steer placements away. Labels
+// sit, per leaf and per domain, with those no pending job can use (stranded); the load the
+// running jobs put on each leaf's uplinks; node failures by what ai-recover did, its time
+// to running again, elastic resizes, and the recent failures by class that steer
+// placements away. Labels
 // are the fabric's names and fixed words, never a job id: their number is bounded by the
 // cluster.
 #pragma once
@@ -17,8 +17,8 @@
 
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 #include "slurm_ai/job/job_record.hpp"
-#include "slurm_ai/placement/failure_history.hpp"
 #include "slurm_ai/metrics/exposition.hpp"
+#include "slurm_ai/placement/failure_history.hpp"
 
 namespace slurm_ai::metrics {
 
