@@ -135,8 +135,6 @@ Parsed<PendingNote> parse_pending_note(std::string_view text, std::string_view s
             n.hints = j.at("hints").get<JobHints>();
         if (j.contains("options"))
             n.options = j.at("options").get<std::map<std::string, std::string>>();
-        n.reason = j.value("reason", std::string());
-        n.noted_at = j.value("noted_at", std::int64_t{0});
         return n;
     } catch (const std::exception &e) {
         return InputError{"pending note", std::string(e.what()).substr(0, 160),
@@ -148,11 +146,7 @@ Parsed<PendingNote> parse_pending_note(std::string_view text, std::string_view s
 std::string dump_pending_note(const PendingNote &n) {
     JobHints hints = n.hints;
     hints.dag.reset();
-    const json j{{"job_id", n.job_id},
-                 {"hints", hints},
-                 {"options", n.options},
-                 {"reason", n.reason},
-                 {"noted_at", n.noted_at}};
+    const json j{{"job_id", n.job_id}, {"hints", hints}, {"options", n.options}};
     return json_text(j, 2) + "\n";
 }
 

@@ -178,11 +178,11 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (decision.wait) {
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
-        note_pending(job, opts, out.reason);
+        note_pending(job, opts);
         return out;
     }
     if (!decision.placement) {
-        note_pending(job, opts, "engine: " + decision.reason);
+        note_pending(job, opts);
         return fallback("engine: " + decision.reason, std::nullopt);
     }
     waiting_.erase(job.job_id);
@@ -453,22 +453,19 @@ void SelectService::note_stock(std::uint32_t job_id, std::string nodes) {
     stock_choices_[job_id] = std::move(nodes);
 }
 
-void SelectService::note_pending(const SelectJob &job, const JobOptions &options,
-                                 const std::string &reason) {
-    auto [it, added] = pending_.try_emplace(job.job_id);
-    if (!added && it->second.reason == reason)
-        return;
-    it->second = PendingNote{job.job_id, options.hints, options.typed, reason,
-                             static_cast<std::int64_t>(clock_.wall_s())};
-    it->second.hints.dag.reset();
-    pending_changed_.insert(job.job_id);
+void SelectService::note_pending(const SelectJob &job, const JobOptions &options) {
+    if (!pending_.insert(job.job_id).second)
+        return;  // noted already: a job's options do not change while it waits
+    PendingNote note{job.job_id, options.hints, options.typed};
+    note.hints.dag.reset();
+    pending_new_[job.job_id] = std::move(note);
     pending_gone_.erase(job.job_id);
 }
 
 void SelectService::pending_over(std::uint32_t job_id) {
     if (pending_.erase(job_id) > 0)
         pending_gone_.insert(job_id);
-    pending_changed_.erase(job_id);
+    pending_new_.erase(job_id);
 }
 
 std::optional<std::string> SelectService::save_pending(const std::string &state_dir) {
@@ -476,13 +473,13 @@ std::optional<std::string> SelectService::save_pending(const std::string &state_
     for (auto id : pending_gone_)
         remove_pending_note(state_dir, id);
     pending_gone_.clear();
-    for (auto id : pending_changed_)
+    for (const auto &[id, note] : pending_new_)
         try {
-            write_pending_note(state_dir, pending_.at(id));
+            write_pending_note(state_dir, note);
         } catch (const std::exception &e) {
             error = e.what();
         }
-    pending_changed_.clear();
+    pending_new_.clear();
     return error;
 }
 

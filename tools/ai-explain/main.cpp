@@ -90,7 +90,6 @@ json pending_json(const slurm_ai::JobInfo &job, const slurm_ai::PendingExplanati
     if (e.note) {
         j["hints"] = e.note->hints;
         j["options"] = e.note->options;
-        j["engine_reason"] = e.note->reason;
     }
     if (e.wait) {
         j["holds"] = e.wait->holds;
@@ -112,8 +111,6 @@ std::string pending_text(const slurm_ai::JobInfo &job, const slurm_ai::PendingEx
            (e.note ? describe_hints(e.note->hints)
                    : std::string("none known (the engine has not held the job)")) +
            "\n";
-    if (e.note && !e.note->reason.empty())
-        out += "  engine:      " + e.note->reason + "\n";
     if (!e.wait)
         return out + "  (no explanation: " + e.why_not + ")\n";
     out += "  holds it:    " + e.wait->holds + "\n";

@@ -9,6 +9,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
@@ -626,8 +627,14 @@ TEST_CASE("a job the engine holds leaves a note with its hints until it starts o
     CHECK(note->hints.locality);
     CHECK(note->hints.locality->hard);
     CHECK(note->options.at("ai-locality") == "hard");
-    CHECK_FALSE(note->reason.empty());
     CHECK(parse_pending_note(dump_pending_note(*note), "again").value() == *note);
+    // Written once: the next passes, whatever the engine says of the job, write nothing
+    // (slurmctld's scheduling passes stay free of file writes).
+    std::filesystem::remove(state_paths::pending_note(dir, 10));
+    view[0].free_gpus = 0;  // another reason to wait: no free node under the first leaf
+    CHECK(s.decide(job, view).kind != SelectOutcome::Kind::kPlaced);
+    CHECK_FALSE(s.save_pending(dir));
+    CHECK_FALSE(std::filesystem::exists(state_paths::pending_note(dir, 10)));
 
     // It starts: the note goes with its record.
     s.record(dir, 10, "g[1-2]", "", env);

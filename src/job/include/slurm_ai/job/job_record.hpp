@@ -88,14 +88,13 @@ void write_job_record(const std::string &state_dir, const JobRecord &r);
 
 // What the plugin knows of a job that waits, for ai-explain and ai-metrics: its hints (a
 // pending job's --ai-* options are in its SPANK environment, which slurmctld shows no
-// client) and why the engine did not start it. <state_dir>/ai_select/pending/<id>.json,
-// written when the reason changes and removed when the job starts or ends.
+// client). <state_dir>/ai_select/pending/<id>.json, written once, the first time the
+// engine does not start the job, and removed when it starts or ends. Why it waits is not
+// kept: it changes with the cluster, and the readers ask the engine themselves.
 struct PendingNote {
     std::uint32_t job_id = 0;
     JobHints hints;  // as the job typed them (hints.dag is not kept)
     std::map<std::string, std::string> options;
-    std::string reason;         // the engine's, "" when it left the job to cons_tres
-    std::int64_t noted_at = 0;  // seconds since the epoch
     bool operator==(const PendingNote &) const = default;
 };
 

@@ -121,9 +121,9 @@ class SelectService {
     std::string record(const std::string &state_dir, std::uint32_t job_id, const std::string &nodes,
                        const std::string &gpus, const std::vector<const char *> &env,
                        NodeRange slurm = {});
-    // Writes the notes of jobs that wait (PendingNote, job_record.hpp) whose reason changed
-    // since the last call, and removes those of jobs that started or ended. Returns the
-    // I/O error naming the file, if any; the rest are still written.
+    // Writes the notes of jobs that began to wait since the last call (PendingNote,
+    // job_record.hpp: once a job) and removes those of jobs that started or ended. Returns
+    // the I/O error naming the file, if any; the rest are still written.
     std::optional<std::string> save_pending(const std::string &state_dir);
     // What plain cons_tres would have chosen for the job (Debug=yes), kept until its record
     // is written or it is forgotten.
@@ -162,10 +162,11 @@ class SelectService {
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::pair<FallbackClass, std::string>> fallbacks_;
     std::map<std::uint32_t, std::string> stock_choices_;  // job -> cons_tres's nodes
-    // Jobs the engine did not start: their notes, those to write, those to remove.
-    std::map<std::uint32_t, PendingNote> pending_;
-    std::set<std::uint32_t> pending_changed_, pending_gone_;
-    void note_pending(const SelectJob &job, const JobOptions &options, const std::string &reason);
+    // Jobs the engine did not start, the notes still to write, those to remove.
+    std::set<std::uint32_t> pending_;
+    std::map<std::uint32_t, PendingNote> pending_new_;
+    std::set<std::uint32_t> pending_gone_;
+    void note_pending(const SelectJob &job, const JobOptions &options);
     void pending_over(std::uint32_t job_id);
     JobOptionsCache options_;
 
