@@ -190,8 +190,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
 
     if (engine) {
         if (d.locality.hard) {
-            lower_bound(d);
-            const int level = cache_->ideal.at(shape_key(d)).level;
+            const int level = locality_level(d);
             if (span_level(*graph_, p->hosts) > level) {
                 out.wait = true;
                 out.reason = "hard locality: waits for hosts under one level-" +
@@ -218,6 +217,11 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
     }
     out.placement = std::move(p);
     return out;
+}
+
+int PlacementEngine::locality_level(const JobDemand &demand) const {
+    lower_bound(demand);
+    return cache_->ideal.at(shape_key(demand)).level;
 }
 
 }  // namespace slurm_ai

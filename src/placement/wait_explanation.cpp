@@ -9,37 +9,53 @@
 namespace slurm_ai {
 namespace {
 
-// A place a job may be asked to keep within: an NVLink domain or a leaf switch.
+// A place hard locality keeps a job within: the subtree of a switch of the engine's
+// locality level (PlacementEngine::locality_level).
 struct Unit {
     std::string name;
     std::vector<int> hosts;
 };
 
 struct Units {
-    std::string kind, kinds;  // "NVLink domain(s)" or "leaf switch(es)"
+    std::string kind, kinds;  // "leaf switch(es)", "level-N switch(es)", "NVLink domain(s)"
     std::vector<Unit> all;
 };
 
-Units units_of(const ClusterGraph &g) {
+// The subtrees of the switches of `level`, named as NVLink domains where each is exactly
+// one domain's hosts (a GB200 NVL72 rack under its own leaf), else as switches.
+Units units_of(const ClusterGraph &g, int level) {
     Units u;
     const Fabric &f = g.fabric();
-    std::set<int> domains;
-    for (int h = 0; h < g.host_count(); ++h)
-        if (int d = g.nvlink_domain(h); d >= 0)
-            domains.insert(d);
-    if (!domains.empty()) {
+    bool domains = true;
+    std::vector<std::string> domain_names;
+    for (int sw : g.switch_nodes()) {
+        if (g.switch_level(sw) != level)
+            continue;
+        Unit unit{f.nodes[static_cast<std::size_t>(sw)].name, {}};
+        for (int leaf : g.leaves_below(sw))
+            for (int h : g.hosts_at_leaf(leaf))
+                unit.hosts.push_back(h);
+        if (unit.hosts.empty())
+            continue;
+        const int d = g.nvlink_domain(unit.hosts.front());
+        domains = domains && d >= 0 && g.domain_hosts(d).size() == unit.hosts.size() &&
+                  std::all_of(unit.hosts.begin(), unit.hosts.end(),
+                              [&](int h) { return g.nvlink_domain(h) == d; });
+        domain_names.push_back(d >= 0 ? f.nvlink_domains[static_cast<std::size_t>(d)].name : "");
+        u.all.push_back(std::move(unit));
+    }
+    if (domains && !u.all.empty()) {
         u.kind = "NVLink domain";
         u.kinds = "NVLink domains";
-        for (int d : domains)
-            u.all.push_back({f.nvlink_domains[static_cast<std::size_t>(d)].name,
-                             g.domain_hosts(d)});
-        return u;
+        for (std::size_t i = 0; i < u.all.size(); ++i)
+            u.all[i].name = domain_names[i];
+    } else if (level == 0) {
+        u.kind = "leaf switch";
+        u.kinds = "leaf switches";
+    } else {
+        u.kind = fmt::format("level-{} switch", level);
+        u.kinds = fmt::format("level-{} switches", level);
     }
-    u.kind = "leaf switch";
-    u.kinds = "leaf switches";
-    for (int sw : g.switch_nodes())
-        if (f.nodes[static_cast<std::size_t>(sw)].level == 0 && !g.hosts_at_leaf(sw).empty())
-            u.all.push_back({f.nodes[static_cast<std::size_t>(sw)].name, g.hosts_at_leaf(sw)});
     return u;
 }
 
@@ -72,21 +88,6 @@ Count count_fits(const ClusterState &s, const Units &u, std::uint32_t gpus) {
         }
     }
     return c;
-}
-
-// Hard locality keeps the job in one unit when one could hold it on an empty cluster.
-bool needs_one_unit(const JobDemand &d, const Units &u, const ClusterGraph &g) {
-    if (!d.locality.hard || d.min_nodes < 2)
-        return false;
-    const std::uint32_t gpus = d.gpus_per_host();
-    for (const auto &unit : u.all) {
-        std::uint32_t n = 0;
-        for (int h : unit.hosts)
-            n += g.node(h).gpus.size() >= gpus ? 1 : 0;
-        if (n >= d.min_nodes)
-            return true;
-    }
-    return false;
 }
 
 std::string nodes_text(std::uint32_t nodes, std::uint32_t gpus) {
@@ -180,10 +181,12 @@ WaitExplanation explain_wait(const PlacementEngine &engine, const WaitRequest &r
     WaitExplanation w;
     const JobDemand &d = request.demand;
     const ClusterGraph &g = *state.graph;
-    const Units u = units_of(g);
+    // Hard locality: the engine's level; else leaves, for where the free nodes are.
+    const bool hard = d.locality.hard && d.min_nodes >= 2;
+    const Units u = units_of(g, hard ? engine.locality_level(d) : 0);
     const std::uint32_t gpus = d.gpus_per_host();
     const Count c = count_fits(state, u, gpus);
-    const bool one_unit = needs_one_unit(d, u, g);
+    const bool one_unit = hard && !u.all.empty();
     const std::string where =
         c.best_unit.empty() ? "" : fmt::format(", in {}", c.best_unit);
     if (one_unit && c.best < d.min_nodes) {

@@ -123,6 +123,9 @@ class PlacementEngine {
     void score_risk(const JobDemand &demand, const ClusterState *state, Placement &p) const;
     // The job's communication time ideally placed on an empty cluster (cached per shape).
     double lower_bound(const JobDemand &demand) const;
+    // The switch level hard locality keeps the job under: that of the subtree holding its
+    // ideal placement on an empty cluster (0: one leaf switch).
+    int locality_level(const JobDemand &demand) const;
 
     const ClusterGraph &graph() const { return *graph_; }
     const CostModel &cost_model() const { return cost_; }
