@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/placement/placement.hpp"
 
 namespace slurm_ai::metrics {
 namespace {
@@ -276,17 +277,12 @@ void place_job(ClusterMap &m, MapJob job, const std::string &gpus,
         if (it != by_name.end() && gpu < it->second->gpu_jobs.size())
             it->second->gpu_jobs[gpu] = job.job_id;
     };
-    if (!gpus.empty()) {
-        std::istringstream in(gpus);
-        for (std::string item; in >> item;) {
-            const auto colon = item.rfind(':');
-            if (colon == std::string::npos)
-                continue;
-            std::istringstream list(item.substr(colon + 1));
-            for (std::string g; std::getline(list, g, ',');)
-                if (!g.empty() && std::all_of(g.begin(), g.end(), ::isdigit))
-                    mark(item.substr(0, colon), std::stoul(g));
-        }
+    // The record's GPUs where it has them, else the first free ones on each host.
+    const auto listed = gpus.empty() ? std::nullopt : parse_gpu_list(gpus);
+    if (listed) {
+        for (const auto &[host, indexes] : *listed)
+            for (int g : indexes)
+                mark(host, static_cast<std::size_t>(g));
     } else {
         for (const auto &host : hosts) {
             auto it = by_name.find(host);

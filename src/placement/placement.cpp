@@ -1,6 +1,8 @@
 #include "slurm_ai/placement/placement.hpp"
 
 #include <algorithm>
+#include <charconv>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -54,6 +56,29 @@ std::string gpu_list(const ClusterGraph &graph, const Placement &p) {
             for (std::size_t k = 0; k < p.gpus[i].size(); ++k)
                 out += (k ? "," : "") + std::to_string(p.gpus[i][k]);
         }
+    }
+    return out;
+}
+
+std::optional<std::vector<HostGpus>> parse_gpu_list(std::string_view text) {
+    std::vector<HostGpus> out;
+    std::istringstream items{std::string(text)};
+    for (std::string item; items >> item;) {
+        const auto colon = item.find(':');
+        HostGpus h{item.substr(0, colon), {}};
+        if (h.first.empty())
+            return std::nullopt;
+        if (colon != std::string::npos) {
+            std::istringstream list(item.substr(colon + 1));
+            for (std::string g; std::getline(list, g, ',');) {
+                int v = 0;
+                auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), v);
+                if (ec != std::errc() || end != g.data() + g.size() || v < 0)
+                    return std::nullopt;
+                h.second.push_back(v);
+            }
+        }
+        out.push_back(std::move(h));
     }
     return out;
 }

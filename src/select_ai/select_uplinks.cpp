@@ -20,25 +20,13 @@ constexpr double kMaxLoad = 0.95;
 
 // "n1:0,1 n2:2,3" (the GPUs Slurm gave a job, per node) as hosts and GPU indexes.
 bool parse_gpus(const ClusterGraph &graph, const std::string &text, Placement &p) {
-    std::istringstream items(text);
-    std::string item;
-    while (items >> item) {
-        const auto colon = item.find(':');
-        if (colon == std::string::npos)
-            return false;
-        const int host = graph.host_index(item.substr(0, colon));
+    const auto parsed = parse_gpu_list(text);
+    if (!parsed)
+        return false;
+    for (auto [name, gpus] : *parsed) {
+        const int host = graph.host_index(name);
         if (host < 0)
             return false;
-        std::vector<int> gpus;
-        std::istringstream list(item.substr(colon + 1));
-        std::string g;
-        while (std::getline(list, g, ',')) {
-            int v = 0;
-            auto [end, ec] = std::from_chars(g.data(), g.data() + g.size(), v);
-            if (ec != std::errc() || end != g.data() + g.size() || v < 0)
-                return false;
-            gpus.push_back(v);
-        }
         // Slurm's GPU indexes come from gres.conf; a node whose topology is unknown (or
         // lists fewer GPUs) is one host rank to the cost model, as when it was placed.
         const auto known = graph.node(host).gpus.size();

@@ -189,3 +189,23 @@ TEST_CASE("allocating and releasing a placement round-trips the free view", "[en
     s.release(*dec.placement);
     CHECK(s.free_gpus == before);
 }
+
+TEST_CASE("GPU lists: parse_gpu_list reads what gpu_list writes, and refuses the rest",
+          "[placement]") {
+    const auto g = test::nvl72_racks();
+    Placement p;
+    p.hosts = {0, 1, 2};
+    p.gpus = {{0, 1}, {3}, {}};  // the last a host rank: its name alone
+    const std::string text = gpu_list(g, p);
+    const auto back = parse_gpu_list(text);
+    REQUIRE(back);
+    REQUIRE(back->size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        CHECK((*back)[i].first == g.host_name(p.hosts[i]));
+        CHECK((*back)[i].second == p.gpus[i]);
+    }
+    CHECK(parse_gpu_list("")->empty());
+    CHECK_FALSE(parse_gpu_list("n1:0,x"));
+    CHECK_FALSE(parse_gpu_list("n1:0,,1"));
+    CHECK_FALSE(parse_gpu_list(":0"));
+}

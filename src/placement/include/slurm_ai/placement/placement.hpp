@@ -3,7 +3,10 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -54,6 +57,10 @@ std::vector<int> host_gpu_rails(const ClusterGraph &graph, int host);
 // Host names compressed as a Slurm hostlist, and "n1:0,1 n2:2,3"-style GPU lists.
 std::string host_list(const ClusterGraph &graph, const Placement &p);
 std::string gpu_list(const ClusterGraph &graph, const Placement &p);
+// The inverse of gpu_list, without a graph: each host's name and GPU indexes (none for a
+// bare host name); nullopt for text of another shape.
+using HostGpus = std::pair<std::string, std::vector<int>>;
+std::optional<std::vector<HostGpus>> parse_gpu_list(std::string_view text);
 
 void to_json(nlohmann::json &j, const Placement &p);
 
