@@ -17,6 +17,9 @@ const std::vector<double> kSpanBounds{1, 2, 4, 8, 16, 32, 64};
 const std::vector<double> kRecoveryBounds{5, 10, 20, 30, 60, 120, 300, 600, 1800};
 constexpr const char *kNone = "none";  // the label of a host outside every leaf or domain
 
+// The hosts by name, made once for the figures that look up running jobs' hosts.
+using HostIndex = std::map<std::string, const HostNow *>;
+
 void decisions(Registry &r, const std::vector<JobRecord> &records) {
     auto &started = r.add("slurm_ai_jobs_started", Type::kCounter, "",
                           "Jobs the select plugin saw start, by what placed them: engine (the "
@@ -48,13 +51,10 @@ void decisions(Registry &r, const std::vector<JobRecord> &records) {
 }
 
 // Placement efficiency and spans of the running jobs.
-void running(Registry &r, const SuiteInputs &in) {
+void running(Registry &r, const SuiteInputs &in, const HostIndex &host_of) {
     std::map<std::uint32_t, const JobRecord *> record_of;
     for (const auto &rec : in.records)
         record_of[rec.job_id] = &rec;
-    std::map<std::string, const HostNow *> host_of;
-    for (const auto &h : in.hosts)
-        host_of[h.name] = &h;
     auto &eff = r.add("slurm_ai_placement_efficiency_ratio", Type::kHistogram, "ratio",
                       "Running multi-GPU jobs the engine placed, by the model's placement "
                       "efficiency: communication time on the ideal placement over that on "
@@ -145,16 +145,13 @@ void free_gpus(Registry &r, const SuiteInputs &in) {
 // under it and hosts elsewhere, not all in one NVLink domain), and the demand they can put
 // on the uplinks, each of their hosts under the leaf sending at its cable's rate (as a
 // ring all-reduce does), over the uplinks' capacity.
-void uplinks(Registry &r, const SuiteInputs &in) {
+void uplinks(Registry &r, const SuiteInputs &in, const HostIndex &host_of) {
     auto &jobs = r.add("slurm_ai_leaf_uplink_jobs", Type::kGauge, "",
                        "Running jobs whose traffic crosses the uplinks of each leaf switch");
     auto &load = r.add("slurm_ai_leaf_uplink_demand_ratio", Type::kGauge, "ratio",
                        "Demand the running jobs can put on each leaf switch's uplinks (their "
                        "hosts under it at line rate) over the uplinks' capacity; above 1 the "
                        "uplinks are oversubscribed");
-    std::map<std::string, const HostNow *> host_of;
-    for (const auto &h : in.hosts)
-        host_of[h.name] = &h;
     std::map<std::string, std::pair<double, double>> per_leaf;  // leaf -> (jobs, GB/s)
     for (const auto &job : in.jobs) {
         if (!job.running || job.hosts.size() < 2)
@@ -245,9 +242,12 @@ void recoveries(Registry &r, const SuiteInputs &in) {
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in) {
     decisions(registry, in.records);
-    running(registry, in);
+    HostIndex host_of;
+    for (const auto &h : in.hosts)
+        host_of[h.name] = &h;
+    running(registry, in, host_of);
     free_gpus(registry, in);
-    uplinks(registry, in);
+    uplinks(registry, in, host_of);
     recoveries(registry, in);
 }
 
