@@ -8,7 +8,8 @@
 #                              ai-metrics (:9780) and Debian's Prometheus (:9090)
 #                              scraping it; the container ends when slurmctld does
 #   entrypoint.sh compute      wait for the key and the configuration, create the
-#                              emulated GPUs, run munged and slurmd -N $(hostname)
+#                              emulated GPUs, run munged, the lease agent ai-lease and
+#                              slurmd -N $(hostname)
 #   entrypoint.sh render       only write the configuration (build-image.sh check runs it
 #                              on the CI host)
 #   entrypoint.sh health       the controller's health check: every compute node c1..cN
@@ -160,6 +161,11 @@ EOF
     echo "# Grow whenever nodes are idle (docker.elastic_grow checks the mechanics of a grow;"
     echo "# cluster.elastic_goodput checks the goodput rule)."
     echo "ElasticPolicy=priority"
+    echo "# The leases at their defaults (LeasePeriod=1s, LeaseFence=2s, LeaseLapse=3s), but"
+    echo "# fenced tasks killed sooner, so that docker.node_netcut need not wait 30 s; and"
+    echo "# every node's health events in a file a test can write to."
+    echo "LeaseKill=10s"
+    echo "HealthEventFile=/var/log/slurm/xid.log"
   } >"$CONF_DIR/ai_select.conf"
 
   echo "include $CONF_DIR/plugstack.conf.d/*.conf" >"$CONF_DIR/plugstack.conf"
@@ -264,6 +270,9 @@ compute() {
     [ -e "$DEV/nvidia$i" ] || mknod "$DEV/nvidia$i" c 195 "$i"
   done
   mkdir -p /var/spool/slurmd /var/log/slurm
+  # The lease agent, as contrib/systemd/ai-lease.service runs it: its output joins slurmd's
+  # in the container's log.
+  /usr/bin/ai-lease --conf "$CONF_DIR/slurm.conf" run --node "$node" &
   exec slurmd -D -f "$CONF_DIR/slurm.conf" -N "$node"
 }
 

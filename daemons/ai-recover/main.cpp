@@ -3,7 +3,9 @@
 // before their time limit or on demand.
 //
 //   ai-recover node-down NODES...   the program of `strigger --set --node --down --flags=PERM`
-//   ai-recover watch                time-limit checkpoint requests, keep=N, run bookkeeping
+//   ai-recover watch                time-limit checkpoint requests, keep=N, run bookkeeping,
+//                                   and the nodes' leases (LeaseWatch in ai_select.conf)
+//   ai-recover lease-down NODES...  what the lease watch starts: confirm, set DOWN, recover
 //   ai-recover checkpoint JOBID     ask a running job to checkpoint now
 //   ai-recover resume-path DIR      the newest complete checkpoint in DIR
 //   ai-recover prune DIR --keep N   keep=N by hand
@@ -15,18 +17,22 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
+#include "lease_watch.hpp"
 #include "recovery.hpp"
 #include "slurm_ai/checkpoint/checkpoint.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/state_paths.hpp"
+#include "slurm_ai/slurm/site_config.hpp"
 
 using namespace slurm_ai;
 
@@ -49,6 +55,56 @@ void ensure_std_fds() {
                 ::close(null);
             }
         }
+}
+
+// ai-recover with this process' options, for the lease watch's lease-down processes.
+std::vector<std::string> same_options(const recover::Options &opt, bool keep_begin) {
+    auto num = [](double v) {
+        char text[32];
+        std::snprintf(text, sizeof text, "%g", v);
+        return std::string(text);
+    };
+    std::vector<std::string> out{"ai-recover",  "--state-dir",    opt.state_dir,
+                                 "--log",       opt.log_path,     "--grace",
+                                 num(opt.grace_s), "--wait-running", num(opt.running_wait_s)};
+    if (keep_begin)
+        out.push_back("--keep-begin-delay");
+    return out;
+}
+
+// watch: the lease watch beside the loop, unless LeaseWatch=no or there is no munge.
+int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
+                      std::vector<std::string> program) {
+    struct sigaction sa {};
+    sa.sa_handler = on_stop;
+    sigaction(SIGTERM, &sa, nullptr);
+    sigaction(SIGINT, &sa, nullptr);
+    const LeaseConfig conf = load_site_config().lease;
+    std::thread leases;
+#if SLURM_AI_HAVE_MUNGE
+    if (conf.watch) {
+        auto log = [&recovery](const std::string &m) { recovery.log(m); };
+        try {
+            auto watch = std::make_shared<recover::LeaseWatch>(
+                conf, slurm.controller().slurm_user, std::move(program), log);
+            leases = std::thread([watch] { watch->run(g_stop); });
+        } catch (const std::exception &e) {
+            // The rest of watch goes on: failures are then Slurm's to find, as before.
+            recovery.log(std::string("leases: not watched: ") + e.what());
+        }
+    } else {
+        recovery.log("leases: LeaseWatch=no: node failures are found by Slurm alone");
+    }
+#else
+    (void)slurm;
+    (void)program;
+    recovery.log("leases: built without libmunge: node failures are found by Slurm alone");
+#endif
+    const int rc = recovery.watch(g_stop);
+    g_stop = true;
+    if (leases.joinable())
+        leases.join();
+    return rc;
 }
 
 }  // namespace
@@ -86,6 +142,16 @@ int main(int argc, char **argv) {
     watch->add_option("--interval", opt.interval_s, "Seconds between looks at the queue")
         ->check(CLI::Range(0.2, 3600.0))
         ->capture_default_str();
+
+    auto *lease_down = app.add_subcommand(
+        "lease-down", "Confirm a failure the leases found, set the nodes DOWN and recover");
+    recover::LeaseDown ld;
+    lease_down->add_option("nodes", ld.nodes, "Suspected nodes (with --job: of the job)");
+    lease_down->add_option("--why", ld.why, "The signal, for the nodes' reason")->required();
+    lease_down->add_flag("--probe", ld.probe, "Confirm first: slurmd must not answer");
+    lease_down->add_option("--job", ld.job, "A task's report: its job");
+    lease_down->add_option("--uid", ld.uid, "A task's report: who sealed it");
+    lease_down->add_option("--from", ld.from, "A task's report: its node");
 
     auto *ckpt = app.add_subcommand("checkpoint", "Ask a running job to checkpoint now");
     std::uint32_t job_id = 0;
@@ -145,7 +211,7 @@ int main(int argc, char **argv) {
             opt.state_dir = slurm.state_save_location();
         if (opt.log_path.empty())
             opt.log_path = state_paths::recover_log(opt.state_dir);
-        recover::Recovery recovery(slurm, opt);
+        recover::Recovery recovery(slurm, opt);  // shares slurm's client
         if (*down) {
             std::vector<std::string> nodes;
             for (const auto &expr : down_nodes) {
@@ -160,11 +226,14 @@ int main(int argc, char **argv) {
         }
         if (*ckpt)
             return recovery.checkpoint_now(job_id);
-        struct sigaction sa {};
-        sa.sa_handler = on_stop;
-        sigaction(SIGTERM, &sa, nullptr);
-        sigaction(SIGINT, &sa, nullptr);
-        return recovery.watch(g_stop);
+        if (*lease_down) {
+            if (ld.job == 0 && ld.nodes.empty()) {
+                recovery.log("lease-down: no node named and no job");
+                return 2;
+            }
+            return recovery.lease_down(ld);
+        }
+        return watch_with_leases(recovery, slurm, same_options(opt, keep_begin));
     } catch (const std::exception &e) {
         std::cerr << "ai-recover: " << e.what() << '\n';
         return 1;

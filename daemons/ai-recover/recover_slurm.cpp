@@ -64,6 +64,19 @@ NodeDown Slurm::node_down(const std::string &node) const {
     return NodeDown{n->reason, n->reason_at};
 }
 
+std::optional<NodeInfo> Slurm::node(const std::string &name) const {
+    return client_->node(name);
+}
+
+std::optional<std::uint32_t> Slurm::job_user(std::uint32_t id) const {
+    auto j = client_->job(id);
+    return j ? std::optional(j->user_id) : std::nullopt;
+}
+
+ControllerAddress Slurm::controller() const {
+    return client_->controller();
+}
+
 std::vector<std::string> Slurm::down_nodes() const {
     std::vector<std::string> out;
     for (const auto &n : client_->nodes())
@@ -104,6 +117,10 @@ std::vector<std::string> Slurm::steps_on(std::uint32_t job,
 
 void Slurm::cancel_step(const std::string &step) const {
     must({"scancel", step});
+}
+
+void Slurm::set_node_down(const std::string &node, const std::string &reason) const {
+    must({"scontrol", "update", "NodeName=" + node, "State=DOWN", "Reason=" + reason});
 }
 
 }  // namespace slurm_ai::recover

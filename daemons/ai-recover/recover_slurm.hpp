@@ -31,6 +31,9 @@ class Slurm {
     std::vector<checkpoint::JobView> jobs() const;  // every job slurmctld knows
     std::optional<checkpoint::JobView> job(std::uint32_t id) const;
     NodeDown node_down(const std::string &node) const;
+    std::optional<NodeInfo> node(const std::string &name) const;
+    std::optional<std::uint32_t> job_user(std::uint32_t id) const;  // the job's uid
+    ControllerAddress controller() const;
     std::vector<std::string> down_nodes() const;  // nodes in state DOWN now
     std::vector<std::string> partition_nodes(const std::string &partition) const;
     std::string state_save_location() const;
@@ -44,6 +47,8 @@ class Slurm {
     std::vector<std::string> steps_on(std::uint32_t job,
                                       const std::vector<std::string> &nodes) const;
     void cancel_step(const std::string &step) const;
+    // scontrol update NodeName=NODE State=DOWN Reason=REASON
+    void set_node_down(const std::string &node, const std::string &reason) const;
 
   private:
     CommandResult must(const std::vector<std::string> &argv) const;

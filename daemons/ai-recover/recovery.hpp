@@ -26,12 +26,26 @@ struct Options {
     bool release_begin = true;    // lift the start delay Slurm puts on requeued jobs
 };
 
+// `ai-recover lease-down`: what the lease watch starts when a node's lease lapsed or a
+// failure was reported (lease_watch.hpp).
+struct LeaseDown {
+    std::vector<std::string> nodes;  // the suspects; empty with a job: its nodes but `from`
+    std::string why;                 // the signal, for the node's reason
+    bool probe = false;              // confirm first: slurmd on the node must not answer
+    std::uint32_t job = 0;           // a task's report: its job, its sealer and its node
+    std::uint32_t uid = 0;
+    std::string from;
+};
+
 class Recovery {
   public:
     Recovery(Slurm slurm, Options options);
 
     // The strigger program: nodes went down. Returns 0, or 1 when an action failed.
     int node_down(const std::vector<std::string> &nodes);
+    // Confirms the suspects, sets them DOWN with a reason naming the signal and recovers
+    // their jobs. 0: a suspect is DOWN (now or already); 3: none confirmed; 1: failed.
+    int lease_down(const LeaseDown &d);
     // Sends the job its checkpoint signal now. Returns 0, or 1 with a message.
     int checkpoint_now(std::uint32_t job_id);
     // Loops until `stop` is set. Besides its periodic work it reacts to nodes going DOWN
@@ -56,6 +70,7 @@ class Recovery {
     void await_running(const Work &w, double failed_at, double deadline);
     void watch_once(double now);
     void react_to_down_nodes();
+    std::vector<std::string> reported_suspects(const LeaseDown &d) const;
 
     Slurm slurm_;
     Options opt_;

@@ -78,6 +78,15 @@ std::optional<InputError> parse_duration_key(const Line &l, std::uint32_t &out) 
     return std::nullopt;
 }
 
+// A lease time: a duration of whole seconds, at least 1 s.
+std::optional<InputError> parse_lease_time(const Line &l, double &out) {
+    std::uint32_t s = 0;
+    if (auto err = parse_duration_key(l, s))
+        return err;
+    out = s;
+    return std::nullopt;
+}
+
 std::string policy_list() {
     std::string out;
     for (const auto &p : PlacementEngine::policies())
@@ -242,6 +251,39 @@ const std::vector<KeySpec> kKeys = {
     {{"ElasticMinGain", "X", "0.5",
       "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation"},
      [](const Line &l, Target &t) { return parse_number(l, 0, 1, t.c.elastic.min_gain); }},
+    {{"LeaseWatch", "yes|no", "yes",
+      "ai-lease renews a lease per node with --ai-checkpoint jobs and ai-recover acts when one "
+      "lapses; no: node failures are found by Slurm alone (SlurmdTimeout)"},
+     [](const Line &l, Target &t) { return parse_bool(l, t.c.lease.watch); }},
+    {{"LeasePort", "PORT", "6828", "the UDP port ai-recover takes leases on, on SlurmctldHost"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         double port = 0;
+         if (auto err = parse_number(l, 1, 65535, port); err || port != std::floor(port))
+             return l.error("a port number, 1-65535");
+         t.c.lease.port = static_cast<std::uint16_t>(port);
+         return std::nullopt;
+     }},
+    {{"LeasePeriod", "DURATION", "1s", "how often ai-lease renews its node's lease"},
+     [](const Line &l, Target &t) { return parse_lease_time(l, t.c.lease.times.period_s); }},
+    {{"LeaseFence", "DURATION", "2s",
+      "a node with no grant for this long, its controller unreachable, freezes its "
+      "--ai-checkpoint tasks (shorter than LeaseLapse)"},
+     [](const Line &l, Target &t) { return parse_lease_time(l, t.c.lease.times.fence_s); }},
+    {{"LeaseLapse", "DURATION", "3s",
+      "ai-recover probes a node whose lease went unrenewed this long, and recovers its jobs "
+      "when slurmd does not answer either"},
+     [](const Line &l, Target &t) { return parse_lease_time(l, t.c.lease.times.lapse_s); }},
+    {{"LeaseKill", "DURATION", "30s", "fenced tasks frozen this long are killed"},
+     [](const Line &l, Target &t) { return parse_lease_time(l, t.c.lease.times.kill_s); }},
+    {{"HealthEventFile", "PATH", "none",
+      "a file of the node's kernel log lines (absolute; %n: the node's name); a fatal GPU "
+      "Xid appended to it sets the node DOWN and recovers its --ai-checkpoint jobs"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         if (l.value.front() != '/')
+             return l.error("an absolute file path");
+         t.c.lease.health_file = l.value;
+         return std::nullopt;
+     }},
 };
 
 InputError unknown_key(const Line &l) {
@@ -316,6 +358,10 @@ Parsed<PluginConfig> parse_plugin_config(std::string_view text, std::string_view
     // The engine holds a job for as long as its placement would cost it, with the step's
     // communication share the plugin assumes for jobs that do not say.
     c.engine.hold_comm_share = c.placement_hold ? c.comm_share : 0;
+    if (auto err = lease::check(c.lease.times)) {
+        err->source = c.source;
+        return *err;
+    }
     return c;
 }
 

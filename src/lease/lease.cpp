@@ -1,5 +1,7 @@
 #include "slurm_ai/lease/lease.hpp"
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <cmath>
 #include <sstream>
@@ -43,6 +45,13 @@ std::optional<std::map<std::string, std::string>> fields(std::string_view text,
     return out;
 }
 
+std::string id_list(const std::vector<std::uint32_t> &ids) {
+    std::string out;
+    for (auto id : ids)
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+}
+
 template <typename T>
 std::optional<T> number(const std::string &s) {
     T v{};
@@ -50,6 +59,19 @@ std::optional<T> number(const std::string &s) {
     if (ec != std::errc() || end != s.data() + s.size() || s.empty())
         return std::nullopt;
     return v;
+}
+
+// "7,9" (or "") into ids; nullopt for anything else.
+std::optional<std::vector<std::uint32_t>> ids_of(const std::string &text) {
+    std::vector<std::uint32_t> out;
+    std::istringstream in(text);
+    for (std::string id; std::getline(in, id, ',');) {
+        auto n = number<std::uint32_t>(id);
+        if (!n)
+            return std::nullopt;
+        out.push_back(*n);
+    }
+    return out;
 }
 
 }  // namespace
@@ -74,17 +96,33 @@ std::optional<InputError> check(const LeaseTimes &t) {
 }
 
 std::string to_text(const Renewal &r) {
-    std::string jobs;
-    for (auto id : r.jobs)
-        jobs += (jobs.empty() ? "" : ",") + std::to_string(id);
     return std::string(kMagic) + " renew node=" + r.node + " boot=" + std::to_string(r.boot) +
-           " seq=" + std::to_string(r.seq) + " jobs=" + jobs;
+           " seq=" + std::to_string(r.seq) + " jobs=" + id_list(r.jobs);
 }
 
 std::string to_text(const Grant &g) {
     return std::string(kMagic) + " grant node=" + g.node + " boot=" + std::to_string(g.boot) +
-           " seq=" + std::to_string(g.seq);
+           " seq=" + std::to_string(g.seq) + " revoked=" + id_list(g.revoked);
 }
+
+std::string to_text(const Report &r) {
+    std::string why = r.why.substr(0, 120);
+    for (char &c : why)
+        if (std::isspace(static_cast<unsigned char>(c)) || c == '=')
+            c = '_';
+    return std::string(kMagic) + " report node=" + r.node + " kind=" + r.kind +
+           " job=" + std::to_string(r.job) + " suspect=" + r.suspect + " why=" + why;
+}
+
+std::string_view message_kind(std::string_view text) {
+    for (std::string_view kind : {"renew", "grant", "report"}) {
+        const std::string head = std::string(kMagic) + " " + std::string(kind) + " ";
+        if (text.starts_with(head))
+            return kind;
+    }
+    return {};
+}
+
 
 Parsed<Renewal> parse_renewal(std::string_view text) {
     InputError error;
@@ -101,19 +139,16 @@ Parsed<Renewal> parse_renewal(std::string_view text) {
         return bad(!boot ? "boot" : "seq", text, "a whole number");
     r.boot = *boot;
     r.seq = *seq;
-    std::istringstream jobs(f->at("jobs"));
-    for (std::string id; std::getline(jobs, id, ',');) {
-        auto n = number<std::uint32_t>(id);
-        if (!n)
-            return bad("jobs", text, "job ids separated by commas");
-        r.jobs.push_back(*n);
-    }
+    auto jobs = ids_of(f->at("jobs"));
+    if (!jobs)
+        return bad("jobs", text, "job ids separated by commas");
+    r.jobs = std::move(*jobs);
     return r;
 }
 
 Parsed<Grant> parse_grant(std::string_view text) {
     InputError error;
-    auto f = fields(text, "grant", {"node", "boot", "seq"}, &error);
+    auto f = fields(text, "grant", {"node", "boot", "seq", "revoked"}, &error);
     if (!f)
         return error;
     auto boot = number<std::uint64_t>(f->at("boot"));
@@ -122,7 +157,29 @@ Parsed<Grant> parse_grant(std::string_view text) {
         return bad("node", text, "a node name");
     if (!boot || !seq)
         return bad(!boot ? "boot" : "seq", text, "a whole number");
-    return Grant{f->at("node"), *boot, *seq};
+    auto revoked = ids_of(f->at("revoked"));
+    if (!revoked)
+        return bad("revoked", text, "job ids separated by commas");
+    return Grant{f->at("node"), *boot, *seq, std::move(*revoked)};
+}
+
+Parsed<Report> parse_report(std::string_view text) {
+    InputError error;
+    auto f = fields(text, "report", {"node", "kind", "job", "suspect", "why"}, &error);
+    if (!f)
+        return error;
+    Report r{f->at("node"), f->at("kind"), 0, f->at("suspect"), f->at("why")};
+    if (r.node.empty())
+        return bad("node", text, "a node name");
+    if (r.kind != kHealthReport && r.kind != kPeerLostReport)
+        return bad("kind", text, "health or peer_lost");
+    auto job = number<std::uint32_t>(f->at("job"));
+    if (!job || (r.kind == kPeerLostReport) != (*job != 0))
+        return bad("job", text, "the job's id for peer_lost, 0 for health");
+    r.job = *job;
+    if (r.kind == kHealthReport && r.suspect != r.node)
+        return bad("suspect", text, "the reporting node itself for a health event");
+    return r;
 }
 
 bool LeaseBook::renewed(const Renewal &r, double now_s) {
@@ -133,7 +190,30 @@ bool LeaseBook::renewed(const Renewal &r, double now_s) {
     e.last = r;
     e.at = now_s;
     e.reported = false;
+    // A revoked job's tasks there ended once a renewal leaves it out.
+    std::erase_if(e.revoked, [&](std::uint32_t id) {
+        return std::find(r.jobs.begin(), r.jobs.end(), id) == r.jobs.end();
+    });
     return true;
+}
+
+Grant LeaseBook::grant(const Renewal &r) const {
+    Grant g{r.node, r.boot, r.seq, {}};
+    if (auto it = nodes_.find(r.node); it != nodes_.end())
+        for (auto id : r.jobs)
+            if (std::binary_search(it->second.revoked.begin(), it->second.revoked.end(), id))
+                g.revoked.push_back(id);
+    return g;
+}
+
+void LeaseBook::take_over(const std::string &node) {
+    auto it = nodes_.find(node);
+    if (it == nodes_.end())
+        return;
+    auto &revoked = it->second.revoked;
+    revoked.insert(revoked.end(), it->second.last.jobs.begin(), it->second.last.jobs.end());
+    std::sort(revoked.begin(), revoked.end());
+    revoked.erase(std::unique(revoked.begin(), revoked.end()), revoked.end());
 }
 
 std::vector<std::string> LeaseBook::newly_lapsed(double now_s) {

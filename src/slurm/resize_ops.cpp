@@ -13,6 +13,7 @@
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/placement/placement.hpp"
+#include "slurm_ai/slurm/site_config.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "slurm_ai/topology/topology_file.hpp"
 
@@ -57,18 +58,7 @@ std::vector<int> hosts_of(const ClusterModel &m, const std::vector<std::string> 
 
 std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::string &conf_path) {
     auto m = std::make_unique<ClusterModel>();
-    const BesideSlurmConf beside =
-        beside_slurm_conf(slurm.slurm_conf_path(), SlurmClient::reads_topology_yaml());
-    const std::string conf = conf_path.empty() ? beside.ai_conf : conf_path;
-    const std::string &fabric = beside.fabric;
-    if (fs::exists(conf)) {
-        auto parsed = load_plugin_config(conf, fabric);
-        if (!parsed)
-            throw std::runtime_error(parsed.error().message());
-        m->config = std::move(parsed).value();
-    } else {
-        m->config.cluster.fabric = fabric;
-    }
+    m->config = load_site_config(conf_path);
     auto graph = load_cluster(m->config.cluster);
     if (graph) {
         m->graph.emplace(std::move(graph).value());

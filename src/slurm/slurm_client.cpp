@@ -196,6 +196,10 @@ NodeInfo to_node(const node_info_t &n) {
     o.gpus_used = gres_gpu_count(str(n.gres_used));
     o.reason = str(n.reason);
     o.reason_at = n.reason_time;
+    o.address = str(n.node_addr);
+    if (o.address.empty())
+        o.address = o.name;
+    o.port = n.port;
     return o;
 }
 
@@ -360,6 +364,18 @@ bool SlurmClient::reads_topology_yaml() {
 std::string SlurmClient::state_save_location() {
     // slurm_init() read slurm.conf with Slurm's own parser (Include lines and all).
     std::string out = str(slurm_conf_lock()->state_save_location);
+    slurm_conf_unlock();
+    return out;
+}
+
+ControllerAddress SlurmClient::controller() {
+    const slurm_conf_t *conf = slurm_conf_lock();
+    ControllerAddress out;
+    if (conf->control_cnt > 0)
+        out.host = str(conf->control_addr && conf->control_addr[0] ? conf->control_addr[0]
+                                                                    : conf->control_machine[0]);
+    out.port = static_cast<std::uint16_t>(conf->slurmctld_port);
+    out.slurm_user = conf->slurm_user_id;
     slurm_conf_unlock();
     return out;
 }

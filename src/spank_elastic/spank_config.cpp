@@ -36,6 +36,10 @@ std::optional<std::uint32_t> parse_port(std::string_view v) {
 
 }  // namespace
 
+std::string SpankConfig::default_lease_program() {
+    return SLURM_AI_LEASE_PROGRAM;
+}
+
 Parsed<SpankConfig> parse_spank_args(std::span<const std::string_view> args) {
     SpankConfig c;
     for (std::string_view arg : args) {
@@ -43,7 +47,7 @@ Parsed<SpankConfig> parse_spank_args(std::span<const std::string_view> args) {
         if (eq == std::string_view::npos || eq == 0)
             return InputError{"plugstack.conf argument", std::string(arg),
                               "KEY=VALUE (rank_env, gpu_bind, nic_bind, cpu_bind, nccl_topo, "
-                              "nccl_topo_dir, master_port, config, node_topology)",
+                              "nccl_topo_dir, master_port, config, node_topology, lease_program)",
                               "", 0};
         std::string key = lower(arg.substr(0, eq));
         std::string_view value = arg.substr(eq + 1);
@@ -66,16 +70,18 @@ Parsed<SpankConfig> parse_spank_args(std::span<const std::string_view> args) {
                 return bad(key, value, "a port or a range LOW-HIGH within 1024-65535");
             c.master_port_min = *lo;
             c.master_port_max = *hi;
-        } else if (key == "nccl_topo_dir" || key == "config" || key == "node_topology") {
+        } else if (key == "nccl_topo_dir" || key == "config" || key == "node_topology" ||
+                   key == "lease_program") {
             if (!value.starts_with('/'))
                 return bad(key, value, "an absolute path");
-            (key == "nccl_topo_dir" ? c.nccl_topo_dir
-             : key == "config"      ? c.config
-                                    : c.node_topology) = std::string(value);
+            (key == "nccl_topo_dir"   ? c.nccl_topo_dir
+             : key == "config"        ? c.config
+             : key == "lease_program" ? c.lease_program
+                                      : c.node_topology) = std::string(value);
         } else {
             return bad(key, value,
                        "a known key: rank_env, gpu_bind, nic_bind, cpu_bind, nccl_topo, "
-                       "nccl_topo_dir, master_port, config, node_topology");
+                       "nccl_topo_dir, master_port, config, node_topology, lease_program");
         }
     }
     return c;

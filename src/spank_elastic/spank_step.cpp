@@ -201,6 +201,8 @@ void SpankStep::checkpoint_env(const TaskIo &io, std::uint32_t job_id, EnvList &
         restarts = static_cast<std::uint32_t>(std::strtoul(r, nullptr, 10));
     for (auto &kv : checkpoint::checkpoint_task_env(*spec, std::to_string(job_id), restarts))
         out.push_back(std::move(kv));
+    // How the task tells ai-recover it lost a peer (docs/checkpoint.md, "Leases").
+    out.emplace_back("AI_REPORT_FAILURE", config_.lease_program + " report");
 }
 
 // The resize view of an elastic job, or of a job that was resized by hand.

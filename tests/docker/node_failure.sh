@@ -5,12 +5,19 @@
 #   node_failure.sh netcut   `docker network disconnect`: the host runs on, unreachable
 # The 3-node data-parallel trainer (--no-kill, --ai-checkpoint, one node left free) loses
 # a node other than its batch host after its first periodic checkpoint. Expected: the
-# survivors' all_reduce fails or hangs and they hold their last committed step; Slurm
-# marks the node down; ai-recover (the node-down trigger) asks them to checkpoint and
-# requeues the job without the node; the job resumes from the newest complete checkpoint
-# on the free node and finishes. Its final parameters equal, bit for bit, those of an
-# uninterrupted run with the same seed; the steps done again are at most those done since
-# the last complete checkpoint before the failure. Then the host comes back and is idle.
+# survivors' all_reduce fails or hangs and they hold their last committed step; the
+# node's lease lapses (its ai-lease agent is dead or cut off) and ai-recover, once
+# slurmd's port does not answer either, sets the node DOWN naming the lease (well before
+# Slurm's SlurmdTimeout), asks the survivors to checkpoint and requeues the job without the
+# node; the job resumes from the newest complete checkpoint on the free node and finishes.
+# Its final parameters equal, bit for bit, those of an uninterrupted run with the same
+# seed; the steps done again are at most those done since the last complete checkpoint
+# before the failure. Then the host comes back and is idle. The seconds from the failure
+# to the node DOWN and to the job running again are printed.
+# netcut also checks the fencing: the cut-off host, which runs on, froze its trainer
+# processes before the job ran again elsewhere and killed them LeaseKill (10 s here)
+# later, so that when its network comes back nothing of the old run goes on: no file of
+# the checkpoint directory was written there (the trainer names its node in each).
 source "$(dirname "$0")/lib.sh"
 mode=${1:?usage: node_failure.sh kill|netcut}
 TEST_NAME=node_$mode
@@ -46,9 +53,32 @@ case $mode in
     kill) docker kill "$container" >/dev/null ;;
     netcut) docker network disconnect "$NETWORK" "$container" ;;
 esac || fail "could not fail $victim ($mode)"
+node_down() { [ "$(node_state "$victim")" = down ] || [ "$(node_state "$victim")" = "down*" ]; }
+wait_until 60 "$victim DOWN after it failed ($mode)" node_down
+t_down=$(date +%s.%N)
+reason=$(ctl scontrol -o show node "$victim" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p')
+case $reason in
+    "ai-lease: lease lapsed"*) ;;
+    *) fail "$victim DOWN for '$reason', not for its lease" ;;
+esac
 restarted() { [ "$(job_state "$id")" = RUNNING ] && [ "$(job_field "$id" Restarts)" = 1 ]; }
 wait_until 120 "job $id requeued and running again after $victim failed ($mode)" restarted
-echo "job $id running again $((SECONDS - t_begin)) s after the start, on $(job_field "$id" NodeList)"
+t_run=$(date +%s.%N)
+took=$(awk -v f="$t_fail" -v d="$t_down" -v r="$t_run" \
+    'BEGIN { printf "DOWN %.1f s, running again %.1f s after the failure", d - f, r - f }')
+echo "$mode: $victim $took (reason: $reason); job $id on $(job_field "$id" NodeList)"
+if [ "$mode" = netcut ]; then
+    # The cut-off host runs on: its trainer processes are frozen (T), then gone.
+    trainer_states() {
+        docker exec "$container" ps -eo stat=,args= | awk '/ddp_trainer/ && !/awk/ { print substr($1, 1, 1) }' | sort -u | xargs
+    }
+    states=$(trainer_states)
+    case $states in "" | T) ;; *) fail "trainer processes on the cut-off $victim in states '$states', not stopped (T)" ;; esac
+    wait_until 40 "the fenced trainer processes on $victim killed" test -z "$(trainer_states)"
+    fenced=$(docker logs "$container" 2>&1 | grep "ai-lease: no grant for .* silent: fenced jobs $id " || true)
+    [ -n "$fenced" ] || fail "ai-lease on $victim never said it fenced job $id: $(docker logs --tail 20 "$container" 2>&1 | grep ai-lease)"
+    echo "fenced on $victim: ${fenced#*ai-lease: }"
+fi
 # The host comes back while the job finishes elsewhere.
 restore
 victim_back=$victim
@@ -65,6 +95,10 @@ newest=$NEWEST committed=$COMMITTED resumed=$RESUMED redone=$REDONE
 [ "$newest" -ge 25 ] || fail "no complete checkpoint before the failure (newest: $newest)"
 expect_eq "digest of every rank against an uninterrupted run" "$ref" "$(ddp_digests "$host_out")"
 ddp_same_params "$WORK/final.pt" "$(ddp_reference_pt "${opts[@]}")"
+# Nothing in the checkpoint directory was written on the failed host (in progress or done).
+written=$(grep -l "node $victim_back\$" "$HOST_DIR"/ckpt/step-*/COMPLETE 2>/dev/null || true)
+written+=$(ls -a "$HOST_DIR/ckpt" | grep -- "-$victim_back-" || true)
+[ -z "$written" ] || fail "the failed $victim_back wrote into the checkpoint directory: $written"
 echo "$victim_back failed ($mode) at step $committed (checkpoint $newest): requeued, resumed from $resumed ($redone redone); digest ${ref:0:16} equals the uninterrupted run's"
 
 wait_until 120 "$victim_back idle again" node_idle "$victim_back"

@@ -26,8 +26,8 @@ survivor's checkpoint will do.
 
 Checkpoints follow the suite's convention (docs/checkpoint.md): DIR/step-<k> holding
 state.pt (torch.save: step, parameters, momentum, the run's hyperparameters and the
-parameters' digest) and, written last, COMPLETE; it is written under a hidden name and
-renamed into place. DIR is AI_CHECKPOINT_DIR, else --dir; without either there are none.
+parameters' digest) and, written last, COMPLETE ("step S rank R node N"); it is written
+under a hidden name (.tmp-S-rR-NODE-PID) and renamed into place. DIR is AI_CHECKPOINT_DIR, else --dir; without either there are none.
 Rank 0 checkpoints every --every steps and at the end. The checkpoint-request signal
 (AI_CHECKPOINT_SIGNAL, default SIGUSR1) and SIGTERM are turned into flags that travel in
 the same all_reduce as the gradient, so that all ranks agree on the step boundary where
@@ -158,7 +158,10 @@ class Trainer:
         if os.path.exists(final):
             return
         os.makedirs(self.dir, exist_ok=True)
-        tmp = os.path.join(self.dir, f".tmp-{self.step:08d}-r{self.rank}-{os.getpid()}")
+        # The writer's node in the names and the marker: docker.node_netcut checks that a
+        # node cut off from the controller writes nothing here once it is fenced.
+        tmp = os.path.join(self.dir,
+                           f".tmp-{self.step:08d}-r{self.rank}-{self.node}-{os.getpid()}")
         os.makedirs(tmp, exist_ok=True)
         state = {"format": FORMAT, "step": self.step, "settings": self.settings(),
                  "params": self.flat.clone(), "momentum": self.momentum.clone(),
@@ -168,7 +171,7 @@ class Trainer:
             f.flush()
             os.fsync(f.fileno())
         with open(os.path.join(tmp, "COMPLETE"), "w") as f:
-            f.write(f"step {self.step} rank {self.rank}\n")
+            f.write(f"step {self.step} rank {self.rank} node {self.node}\n")
             f.flush()
             os.fsync(f.fileno())
         try:

@@ -45,8 +45,16 @@ TEST_CASE("ai_select.conf: every key parses, and the messages name every key and
         const std::string v(k.value);
         if (v == "yes|no")
             return "no";
+        if (k.name == "LeasePeriod")
+            return "1s";  // the lease times must fit together (below)
+        if (k.name == "LeaseFence")
+            return "2s";
+        if (k.name == "LeaseLapse")
+            return "5s";
         if (v == "DURATION")
             return "30s";
+        if (v == "PORT")
+            return "6900";
         if (v == "goodput|priority")
             return "priority";
         if (v == "NAME")
@@ -57,6 +65,8 @@ TEST_CASE("ai_select.conf: every key parses, and the messages name every key and
             return "gb-[01-18]";
         if (k.name == "ElasticViewDir")
             return "/var/spool/views";
+        if (k.name == "HealthEventFile")
+            return "/var/log/nvidia-xid.log";
         if (k.name == "NvlinkGbps")
             return "400";
         if (v.find("PATH") != std::string::npos)
@@ -87,6 +97,32 @@ TEST_CASE("ai_select.conf: every key parses, and the messages name every key and
     REQUIRE_FALSE(bad.ok());
     CHECK(bad.error().message() == "ai_select.conf:1: CommShare='1': expected a number from 0.01 "
                                    "to 0.99");
+}
+
+TEST_CASE("ai_select.conf: the lease keys, and times that do not fit together", "[config]") {
+    auto c = parse_plugin_config("LeasePeriod=2\nLeaseFence=5s\nLeaseLapse=8s\nLeaseKill=1m\n"
+                                 "LeasePort=7000\nHealthEventFile=/var/log/xid.log\n",
+                                 "/etc/slurm/ai_select.conf", "");
+    REQUIRE(c.ok());
+    CHECK(c->lease.times.period_s == 2);
+    CHECK(c->lease.times.fence_s == 5);
+    CHECK(c->lease.times.lapse_s == 8);
+    CHECK(c->lease.times.kill_s == 60);
+    CHECK(c->lease.port == 7000);
+    CHECK(c->lease.health_file == "/var/log/xid.log");
+    CHECK(c->lease.watch);
+    CHECK_FALSE(parse_plugin_config("LeaseWatch=no\n", "a.conf", "")->lease.watch);
+    // A node must fence before its lease can be taken over.
+    auto late = parse_plugin_config("LeaseFence=4s\n", "/etc/slurm/ai_select.conf", "");
+    REQUIRE_FALSE(late.ok());
+    CHECK(late.error().message() == "/etc/slurm/ai_select.conf: LeaseLapse='3': expected longer "
+                                    "than LeaseFence (a node fences before its lease is taken "
+                                    "over)");
+    CHECK(parse_plugin_config("LeasePort=70000\n", "a.conf", "").error().field == "LeasePort");
+    CHECK(parse_plugin_config("LeasePort=68.5\n", "a.conf", "").error().field == "LeasePort");
+    CHECK(parse_plugin_config("HealthEventFile=xid.log\n", "a.conf", "").error().field ==
+          "HealthEventFile");
+    CHECK(parse_plugin_config("LeasePeriod=0\n", "a.conf", "").error().field == "LeasePeriod");
 }
 
 TEST_CASE("the files beside slurm.conf: topology.yaml first where Slurm reads it",

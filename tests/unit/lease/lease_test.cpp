@@ -13,7 +13,7 @@ TEST_CASE("lease messages read back, and bad ones name the field", "[lease]") {
     CHECK(parse_renewal(to_text(r)).value() == r);
     const Renewal idle{"gpu-017", 1, 1, {}};
     CHECK(parse_renewal(to_text(idle)).value() == idle);
-    const Grant g{"c1", 1795732147000, 42};
+    const Grant g{"c1", 1795732147000, 42, {}};
     CHECK(parse_grant(to_text(g)).value() == g);
 
     CHECK(parse_renewal(to_text(g)).error().field == "message");  // a grant is no renewal
@@ -60,17 +60,17 @@ TEST_CASE("the agent's side: grants renew, fencing waits for a first grant", "[l
     CHECK_FALSE(h.must_fence(60.0));  // no ai-recover has ever granted: nothing to fence
     const Renewal r1 = h.next({7});
     CHECK(r1.seq == 1);
-    CHECK_FALSE(h.granted({"c1", 100, 2}, 1.0));  // a renewal never sent
-    CHECK_FALSE(h.granted({"c2", 100, 1}, 1.0));  // another node's
-    CHECK_FALSE(h.granted({"c1", 99, 1}, 1.0));   // another run's
-    CHECK(h.granted({"c1", 100, 1}, 1.0));
-    CHECK_FALSE(h.granted({"c1", 100, 1}, 1.5));  // the same grant again renews nothing
+    CHECK_FALSE(h.granted({"c1", 100, 2, {}}, 1.0));  // a renewal never sent
+    CHECK_FALSE(h.granted({"c2", 100, 1, {}}, 1.0));  // another node's
+    CHECK_FALSE(h.granted({"c1", 99, 1, {}}, 1.0));   // another run's
+    CHECK(h.granted({"c1", 100, 1, {}}, 1.0));
+    CHECK_FALSE(h.granted({"c1", 100, 1, {}}, 1.5));  // the same grant again renews nothing
     CHECK(h.granted_at() == 1.0);
     h.next({7});
     CHECK_FALSE(h.must_fence(2.9));
     CHECK(h.must_fence(3.1));  // 2 s after the last grant, before ai-recover's 3 s lapse
     CHECK_FALSE(h.must_kill(32.9));
     CHECK(h.must_kill(33.1));
-    CHECK(h.granted({"c1", 100, 2}, 3.2));  // a late grant thaws
+    CHECK(h.granted({"c1", 100, 2, {}}, 3.2));  // a late grant thaws
     CHECK_FALSE(h.must_fence(3.3));
 }

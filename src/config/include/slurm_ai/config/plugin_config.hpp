@@ -15,6 +15,7 @@
 
 #include "slurm_ai/common/input_error.hpp"
 #include "slurm_ai/job/job_hints.hpp"
+#include "slurm_ai/lease/lease.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
@@ -34,6 +35,16 @@ struct ElasticConfig {
     bool operator==(const ElasticConfig &) const = default;
 };
 
+// What ai-lease (on every compute node) and ai-recover read: the suite's own failure
+// signal (docs/checkpoint.md, "Leases").
+struct LeaseConfig {
+    bool watch = true;  // LeaseWatch: no leaves failures to Slurm's SlurmdTimeout alone
+    std::uint16_t port = 6828;  // LeasePort: ai-recover's UDP port on the controller
+    lease::LeaseTimes times;
+    std::string health_file;  // HealthEventFile: Xid lines to report; empty: none
+    bool operator==(const LeaseConfig &) const = default;
+};
+
 struct PluginConfig {
     ClusterFiles cluster;
     std::string policy = "engine";  // or "passthrough"
@@ -48,6 +59,7 @@ struct PluginConfig {
     bool single_node_gpus = true;
     bool debug = false;
     ElasticConfig elastic;
+    LeaseConfig lease;
     std::string source;  // the file it came from
 };
 

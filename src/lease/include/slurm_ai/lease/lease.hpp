@@ -47,21 +47,46 @@ struct Renewal {
     std::vector<std::uint32_t> jobs;
     bool operator==(const Renewal &) const = default;
 };
-// A grant, ai-recover to agent: the renewal it answers.
+// A grant, ai-recover to agent: the renewal it answers, and the jobs of that renewal whose
+// lease ai-recover took over (it found the node's lease lapsed and recovered them
+// elsewhere): their tasks here must end, not go on.
 struct Grant {
     std::string node;
     std::uint64_t boot = 0;
     std::uint64_t seq = 0;
+    std::vector<std::uint32_t> revoked;
     bool operator==(const Grant &) const = default;
 };
 
+// A report, to ai-recover, of a failure that a lease would find only later:
+//   health     the agent read a fatal GPU event in the admin's health file; suspect is its
+//              own node
+//   peer_lost  a task of `job` saw a peer fail (a gloo or NCCL error) and said so with the
+//              command its environment names (AI_REPORT_FAILURE); suspect is the peer's
+//              node, or empty when the task cannot tell (any other node of the job)
+struct Report {
+    std::string node;  // where it was seen
+    std::string kind;  // "health" or "peer_lost"
+    std::uint32_t job = 0;  // peer_lost: the job; health: 0
+    std::string suspect;
+    std::string why;  // a few words ("Xid 79", "NCCL error"); blanks are sent as '_'
+    bool operator==(const Report &) const = default;
+};
+inline constexpr std::string_view kHealthReport = "health";
+inline constexpr std::string_view kPeerLostReport = "peer_lost";
+
 // "slurm-ai-lease/1 renew node=c1 boot=1795732147000 seq=42 jobs=7,9"
 std::string to_text(const Renewal &r);
-// "slurm-ai-lease/1 grant node=c1 boot=1795732147000 seq=42"
+// "slurm-ai-lease/1 grant node=c1 boot=1795732147000 seq=42 revoked="
 std::string to_text(const Grant &g);
+// "slurm-ai-lease/1 report node=c2 kind=peer_lost job=7 suspect=c3 why=NCCL_error"
+std::string to_text(const Report &r);
 // Errors name the field and the text; any other message is an error, not a guess.
 Parsed<Renewal> parse_renewal(std::string_view text);
 Parsed<Grant> parse_grant(std::string_view text);
+Parsed<Report> parse_report(std::string_view text);
+// The kind of a message ("renew", "grant", "report"), "" for no lease message.
+std::string_view message_kind(std::string_view text);
 
 // ai-recover's side: the last renewal of every node, and which have lapsed.
 class LeaseBook {
@@ -74,6 +99,12 @@ class LeaseBook {
     // once per lapse (the next renewal rearms them). Only nodes that were running
     // --ai-checkpoint jobs at their last renewal: their jobs are what a lapse costs.
     std::vector<std::string> newly_lapsed(double now_s);
+    // The grant of a renewal just taken: the renewal's jobs that were taken over.
+    Grant grant(const Renewal &r) const;
+    // ai-recover confirmed the node's lapse and recovers its jobs elsewhere: the jobs of
+    // its last renewal are revoked there, until a renewal no longer lists them (their
+    // tasks ended).
+    void take_over(const std::string &node);
     // The jobs a node ran at its last renewal; empty for a node never heard of.
     std::vector<std::uint32_t> jobs_of(const std::string &node) const;
     std::optional<double> last_renewal(const std::string &node) const;
@@ -84,6 +115,7 @@ class LeaseBook {
         Renewal last;
         double at = 0;
         bool reported = false;
+        std::vector<std::uint32_t> revoked;  // sorted
     };
     LeaseTimes times_;
     std::map<std::string, Entry> nodes_;

@@ -72,6 +72,16 @@ struct NodeInfo {
     std::string reason;          // why it is down or drained, "" when none
     std::int64_t reason_at = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
     std::vector<std::string> partitions;
+    std::string address;  // NodeAddr: where its slurmd listens
+    std::uint16_t port = 0;  // and on which port
+};
+
+// Where slurmctld listens, and who runs it, from slurm.conf as libslurm read it (no RPC):
+// what the lease's agents need when slurmctld may be unreachable.
+struct ControllerAddress {
+    std::string host;  // SlurmctldHost's address (its NodeAddr form where given)
+    std::uint16_t port = 0;
+    std::uint32_t slurm_user = 0;  // SlurmUser's uid
 };
 
 class SlurmClient {
@@ -98,6 +108,7 @@ class SlurmClient {
     // daemon and tool of the suite finds it. The plugins read the same value from the
     // slurm_conf of the Slurm daemon that loaded them.
     std::string state_save_location();
+    ControllerAddress controller();
     // $SLURM_CONF, or /etc/slurm/slurm.conf: the file libslurm reads.
     static std::string slurm_conf_path();
     // Whether this Slurm reads topology.yaml (25.05 and later), as built against.

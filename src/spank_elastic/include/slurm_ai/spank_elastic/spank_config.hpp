@@ -30,6 +30,9 @@ struct SpankConfig {
     std::uint32_t master_port_max = 30499;
     std::string config;         // ai_select.conf; empty: beside slurm.conf
     std::string node_topology;  // this node's topology file; empty: from config, else live
+    std::string lease_program = default_lease_program();  // AI_REPORT_FAILURE's ai-lease
+
+    static std::string default_lease_program();
 
     bool operator==(const SpankConfig &) const = default;
 };

@@ -1,0 +1,196 @@
+#include "agent.hpp"
+
+#include <signal.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "slurm_ai/lease/munge_seal.hpp"
+#include "slurm_ai/lease/probe.hpp"
+
+namespace slurm_ai::lease_agent {
+namespace {
+
+double steady_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
+std::uint64_t epoch_ms() {
+    return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                          std::chrono::system_clock::now().time_since_epoch())
+                                          .count());
+}
+
+std::string ids(const std::vector<std::uint32_t> &jobs) {
+    std::string out;
+    for (auto id : jobs)
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+}
+
+std::string seconds(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", s);
+    return text;
+}
+
+}  // namespace
+
+Agent::Agent(AgentOptions options, Log log)
+    : opt_(std::move(options)),
+      log_(std::move(log)),
+      holder_(opt_.lease.times, opt_.node, epoch_ms(), steady_s()) {
+    // %n: this node's name (one file per node where nodes share a file system).
+    std::string health = opt_.lease.health_file;
+    for (auto at = health.find("%n"); at != std::string::npos; at = health.find("%n", at))
+        health.replace(at, 2, opt_.node);
+    if (!health.empty())
+        health_.emplace(health);
+}
+
+void Agent::run(const std::atomic<bool> &stop) {
+    log_("ai-lease: node " + opt_.node + ", renewing with " + opt_.controller_host + ":" +
+         std::to_string(opt_.lease.port) + " every " + seconds(opt_.lease.times.period_s) +
+         (health_ ? ", health events from " + health_->path() : std::string()));
+    double next = steady_s();
+    while (!stop) {
+        double now = steady_s();
+        if (now >= next) {
+            renew();
+            next = std::max(next + opt_.lease.times.period_s, now);
+        }
+        if (!socket_) {
+            std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.2, next - now)));
+        } else if (auto got = socket_->receive(std::min(0.2, next - now));
+                   got && !got->first.empty()) {
+            on_datagram(got->first, steady_s());
+        }
+        fence(steady_s());
+        read_health();
+    }
+}
+
+bool Agent::connect() {
+    try {
+        socket_.emplace(lease::Datagram::toward(opt_.controller_host, opt_.lease.port));
+        connect_error_.clear();
+        return true;
+    } catch (const std::exception &e) {
+        socket_.reset();
+        if (connect_error_ != e.what())
+            log_(std::string("ai-lease: ") + e.what() + " (trying again every period)");
+        connect_error_ = e.what();
+        return false;
+    }
+}
+
+void Agent::send_sealed(const std::string &text) {
+    if (!socket_ && !connect())
+        return;
+    try {
+        socket_->send(lease::seal(text));  // a refused send: cut off, which fence() handles
+        noted_seal_error_ = false;
+    } catch (const std::exception &e) {
+        if (!noted_seal_error_)
+            log_(std::string("ai-lease: cannot seal a message: ") + e.what());
+        noted_seal_error_ = true;
+    }
+}
+
+void Agent::renew() {
+    tasks_ = lease::node_tasks(opt_.proc_root, opt_.node);
+    jobs_ = lease::checkpointing_jobs(tasks_);
+    send_sealed(lease::to_text(holder_.next(jobs_)));
+}
+
+void Agent::on_datagram(const std::string &credential, double now) {
+    auto opened = lease::open_sealed(credential);
+    if (!opened || (opened->uid != 0 && opened->uid != opt_.slurm_user))
+        return;  // not ai-recover's
+    auto g = lease::parse_grant(opened->payload);
+    if (g && holder_.granted(g.value(), now))
+        on_grant(g.value(), now);
+}
+
+void Agent::on_grant(const lease::Grant &g, double now) {
+    (void)now;
+    if (!g.revoked.empty()) {
+        // Recovered elsewhere while this node was out of touch: these processes must not
+        // go on, frozen or not.
+        auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), g.revoked,
+                                       SIGKILL);
+        if (!pids.empty())
+            log_("ai-lease: jobs " + ids(g.revoked) + " run elsewhere now: killed " +
+                 std::to_string(pids.size()) + " processes");
+    }
+    noted_unfenced_ = false;
+    if (frozen_.empty())
+        return;
+    std::vector<std::uint32_t> thaw;
+    std::set_difference(frozen_.begin(), frozen_.end(), g.revoked.begin(), g.revoked.end(),
+                        std::back_inserter(thaw));
+    if (!thaw.empty() && !killed_) {
+        lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), thaw, SIGCONT);
+        log_("ai-lease: granted again: jobs " + ids(thaw) + " go on");
+    }
+    frozen_.clear();
+    killed_ = false;
+}
+
+// No grant for LeaseFence: fence when the controller's host is silent too (a restart of
+// ai-recover or slurmctld leaves the host answering, and fences nothing).
+void Agent::fence(double now) {
+    if (!holder_.must_fence(now) || (jobs_.empty() && frozen_.empty()))
+        return;
+    const double silent_for = now - holder_.granted_at();
+    if (!frozen_.empty()) {
+        // Keep new processes of fenced jobs frozen too; kill them all after LeaseKill.
+        auto tasks = lease::node_tasks(opt_.proc_root, opt_.node);
+        if (holder_.must_kill(now) && !killed_) {
+            auto pids = lease::signal_jobs(tasks, frozen_, SIGKILL);
+            log_("ai-lease: fenced for " + seconds(silent_for - opt_.lease.times.fence_s) +
+                 ": killed " + std::to_string(pids.size()) + " processes of jobs " +
+                 ids(frozen_));
+            killed_ = true;
+        } else if (!killed_) {
+            lease::signal_jobs(tasks, frozen_, SIGSTOP);
+        }
+        return;
+    }
+    if (now - last_probe_ < opt_.lease.times.period_s)
+        return;
+    last_probe_ = now;
+    const auto reach = lease::probe_tcp(opt_.controller_host, opt_.controller_port, 0.5);
+    if (reach != lease::Reach::kSilent) {
+        connect();  // the controller answers: maybe at another address now
+        if (!noted_unfenced_)
+            log_("ai-lease: no grant for " + seconds(silent_for) + ", but slurmctld's host " +
+                 lease::to_string(reach) + ": not fencing (ai-recover restarting?)");
+        noted_unfenced_ = true;
+        return;
+    }
+    frozen_ = jobs_;
+    auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), frozen_, SIGSTOP);
+    log_("ai-lease: no grant for " + seconds(silent_for) + " and " + opt_.controller_host +
+         " silent: fenced jobs " + ids(frozen_) + " (" + std::to_string(pids.size()) +
+         " processes frozen)");
+}
+
+void Agent::read_health() {
+    if (!health_)
+        return;
+    for (const auto &line : health_->new_lines()) {
+        auto e = lease::fatal_xid(line);
+        if (!e)
+            continue;
+        log_("ai-lease: health event: " + e->text);
+        lease::Report r{opt_.node, std::string(lease::kHealthReport), 0, opt_.node,
+                        "Xid " + std::to_string(e->xid) + " on " + e->device};
+        send_sealed(lease::to_text(r));
+    }
+}
+
+}  // namespace slurm_ai::lease_agent

@@ -1,0 +1,127 @@
+#include "slurm_ai/lease/datagram.hpp"
+
+#include <arpa/inet.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cmath>
+#include <cstring>
+#include <stdexcept>
+
+namespace slurm_ai::lease {
+
+std::string Peer::text() const {
+    char host[INET6_ADDRSTRLEN] = "?";
+    int port = 0;
+    if (addr.ss_family == AF_INET) {
+        const auto *a = reinterpret_cast<const sockaddr_in *>(&addr);
+        inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+        port = ntohs(a->sin_port);
+    } else if (addr.ss_family == AF_INET6) {
+        const auto *a = reinterpret_cast<const sockaddr_in6 *>(&addr);
+        inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+        port = ntohs(a->sin6_port);
+    }
+    return std::string(host) + ":" + std::to_string(port);
+}
+
+Datagram Datagram::listen(std::uint16_t port) {
+    // IPv6 with IPv4 mapped in where the kernel has IPv6, else IPv4 alone.
+    int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    int rc = -1;
+    if (fd >= 0) {
+        int off = 0;
+        ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+        sockaddr_in6 a{};
+        a.sin6_family = AF_INET6;
+        a.sin6_addr = in6addr_any;
+        a.sin6_port = htons(port);
+        rc = ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
+        if (rc != 0)
+            ::close(fd);
+    }
+    if (rc != 0) {
+        fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+        sockaddr_in a{};
+        a.sin_family = AF_INET;
+        a.sin_addr.s_addr = htonl(INADDR_ANY);
+        a.sin_port = htons(port);
+        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+            const std::string why = std::strerror(errno);
+            if (fd >= 0)
+                ::close(fd);
+            throw std::runtime_error("LeasePort=" + std::to_string(port) +
+                                     ": cannot listen for leases (" + why + ")");
+        }
+    }
+    return Datagram(fd);
+}
+
+Datagram Datagram::toward(const std::string &host, std::uint16_t port) {
+    addrinfo hints{};
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_DGRAM;
+    addrinfo *found = nullptr;
+    if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found))
+        throw std::runtime_error("lease host '" + host + "': " + gai_strerror(rc));
+    int fd = -1;
+    for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
+        fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
+        if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
+            ::close(fd);
+            fd = -1;
+        }
+    }
+    ::freeaddrinfo(found);
+    if (fd < 0)
+        throw std::runtime_error("lease host '" + host + "': no address to send to");
+    return Datagram(fd);
+}
+
+Datagram::~Datagram() {
+    if (fd_ >= 0)
+        ::close(fd_);
+}
+
+std::uint16_t Datagram::port() const {
+    sockaddr_storage a{};
+    socklen_t len = sizeof a;
+    if (::getsockname(fd_, reinterpret_cast<sockaddr *>(&a), &len) != 0)
+        return 0;
+    if (a.ss_family == AF_INET6)
+        return ntohs(reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_port);
+    return ntohs(reinterpret_cast<const sockaddr_in *>(&a)->sin_port);
+}
+
+bool Datagram::send(std::string_view message) {
+    return ::send(fd_, message.data(), message.size(), MSG_NOSIGNAL) ==
+           static_cast<ssize_t>(message.size());
+}
+
+bool Datagram::send_to(std::string_view message, const Peer &to) {
+    return ::sendto(fd_, message.data(), message.size(), MSG_NOSIGNAL,
+                    reinterpret_cast<const sockaddr *>(&to.addr),
+                    to.len) == static_cast<ssize_t>(message.size());
+}
+
+std::optional<std::pair<std::string, Peer>> Datagram::receive(double timeout_s) {
+    pollfd p{fd_, POLLIN, 0};
+    const int ms = static_cast<int>(std::ceil(std::max(0.0, timeout_s) * 1000));
+    if (::poll(&p, 1, ms) != 1)
+        return std::nullopt;
+    char buf[8192];
+    Peer from;
+    from.len = sizeof from.addr;
+    // A connected socket's send may have failed asynchronously (ECONNREFUSED): not a
+    // message; the caller looks again.
+    const ssize_t n =
+        ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr *>(&from.addr), &from.len);
+    if (n < 0)
+        return std::make_pair(std::string(), from);
+    return std::make_pair(std::string(buf, static_cast<std::size_t>(n)), from);
+}
+
+}  // namespace slurm_ai::lease
