@@ -91,7 +91,7 @@ void Agent::send_sealed(const std::string &text) {
     if (!socket_ && !connect())
         return;
     try {
-        socket_->send(lease::seal(text));  // a refused send: cut off, which fence() handles
+        socket_->send(lease::seal(text, opt_.munge_socket));  // a refused send: cut off, which fence() handles
         noted_seal_error_ = false;
     } catch (const std::exception &e) {
         if (!noted_seal_error_)
@@ -107,7 +107,7 @@ void Agent::renew() {
 }
 
 void Agent::on_datagram(const std::string &credential, double now) {
-    auto opened = lease::open_sealed(credential);
+    auto opened = lease::open_sealed(credential, opt_.munge_socket);
     if (!opened || (opened->uid != 0 && opened->uid != opt_.slurm_user))
         return;  // not ai-recover's
     auto g = lease::parse_grant(opened->payload);

@@ -31,6 +31,7 @@ struct AgentOptions {
     std::string controller_host;  // where slurmctld and ai-recover listen
     std::uint16_t controller_port = 0;  // slurmctld's, probed before fencing
     std::uint32_t slurm_user = 0;
+    std::string munge_socket;  // Slurm's munged (AuthInfo socket=); "": the default
     LeaseConfig lease;
 };
 

@@ -65,7 +65,7 @@ int report(const LeaseConfig &conf, const ControllerAddress &ctl, lease::Report 
         return 2;
     }
     auto socket = lease::Datagram::toward(ctl.host, conf.port);
-    if (!socket.send(lease::seal(lease::to_text(r)))) {
+    if (!socket.send(lease::seal(lease::to_text(r), ctl.munge_socket))) {
         std::cerr << "ai-lease report: cannot reach " << ctl.host << ":" << conf.port << '\n';
         return 1;
     }
@@ -119,6 +119,7 @@ int main(int argc, char **argv) {
         opt.controller_host = ctl.host;
         opt.controller_port = ctl.port;
         opt.slurm_user = ctl.slurm_user;
+        opt.munge_socket = ctl.munge_socket;
         opt.lease = lease_conf;
         struct sigaction sa {};
         sa.sa_handler = on_stop;

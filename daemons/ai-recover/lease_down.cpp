@@ -69,12 +69,16 @@ int Recovery::lease_down(const LeaseDown &d) {
             reason += "; slurmd " + std::string(lease::to_string(reach));
         }
         try {
-            slurm_.set_node_down(n, reason);
+            // DOWN ends the node's part of its jobs now; DRAIN keeps it out afterwards
+            // (ReturnToService=2 would take a DOWN node back as soon as slurmd answers).
+            slurm_.set_node_state(n, "DOWN", reason);
+            if (d.drain)
+                slurm_.set_node_state(n, "DRAIN", reason);
         } catch (const SlurmError &e) {
             log("lease-down: cannot set " + n + " DOWN: " + e.what());
             return 1;
         }
-        log("lease-down: " + n + " set DOWN: " + reason);
+        log("lease-down: " + n + (d.drain ? " set DOWN and DRAIN: " : " set DOWN: ") + reason);
         down.push_back(n);
     }
     if (down.empty())

@@ -30,10 +30,10 @@ std::string seconds(double s) {
 
 }  // namespace
 
-LeaseWatch::LeaseWatch(LeaseConfig conf, std::uint32_t slurm_user,
+LeaseWatch::LeaseWatch(LeaseConfig conf, ControllerAddress controller,
                        std::vector<std::string> program, Log log)
     : conf_(std::move(conf)),
-      slurm_user_(slurm_user),
+      ctl_(std::move(controller)),
       program_(std::move(program)),
       log_(std::move(log)),
       socket_(lease::Datagram::listen(conf_.port)),
@@ -61,7 +61,7 @@ void LeaseWatch::run(const std::atomic<bool> &stop) {
 }
 
 void LeaseWatch::on_message(const std::string &credential, const lease::Peer &from, double now) {
-    auto opened = lease::open_sealed(credential);
+    auto opened = lease::open_sealed(credential, ctl_.munge_socket);
     if (!opened) {
         ++refused_;
         return;
@@ -75,7 +75,7 @@ void LeaseWatch::on_message(const std::string &credential, const lease::Peer &fr
             return;
         }
         try {
-            socket_.send_to(lease::seal(lease::to_text(book_.grant(r.value()))), from);
+            socket_.send_to(lease::seal(lease::to_text(book_.grant(r.value())), ctl_.munge_socket), from);
         } catch (const std::exception &e) {
             log_(std::string("leases: cannot grant: ") + e.what());  // munged down
         }
@@ -102,7 +102,8 @@ void LeaseWatch::on_report(const lease::Report &r, std::uint32_t uid) {
         if (busy(r.node, 0))
             return;
         log_("leases: " + r.node + " reports a health event: " + r.why);
-        spawn({"--why", "health event on " + r.node + ": " + r.why, r.node}, {r.node, 0});
+        spawn({"--drain", "--why", "health event on " + r.node + ": " + r.why, r.node},
+              {r.node, 0});
         return;
     }
     if (busy(r.suspect, r.job))

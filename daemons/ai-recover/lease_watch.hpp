@@ -18,6 +18,7 @@
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/lease/datagram.hpp"
 #include "slurm_ai/lease/lease.hpp"
+#include "slurm_ai/slurm/slurm_client.hpp"
 
 namespace slurm_ai::recover {
 
@@ -26,7 +27,8 @@ class LeaseWatch {
     using Log = std::function<void(const std::string &)>;
     // `program`: how to start ai-recover with the options of this one (before the
     // lease-down subcommand). Throws std::runtime_error when LeasePort cannot be bound.
-    LeaseWatch(LeaseConfig conf, std::uint32_t slurm_user, std::vector<std::string> program,
+    // `controller`: SlurmUser (trusted besides root) and Slurm's munged.
+    LeaseWatch(LeaseConfig conf, ControllerAddress controller, std::vector<std::string> program,
                Log log);
     // Until `stop` is set.
     void run(const std::atomic<bool> &stop);
@@ -42,10 +44,10 @@ class LeaseWatch {
     void reap();
     bool busy(const std::string &node, std::uint32_t job) const;
     void spawn(std::vector<std::string> args, Child child);
-    bool trusted(std::uint32_t uid) const { return uid == 0 || uid == slurm_user_; }
+    bool trusted(std::uint32_t uid) const { return uid == 0 || uid == ctl_.slurm_user; }
 
     LeaseConfig conf_;
-    std::uint32_t slurm_user_;
+    ControllerAddress ctl_;
     std::vector<std::string> program_;
     Log log_;
     lease::Datagram socket_;

@@ -86,7 +86,7 @@ int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
         auto log = [&recovery](const std::string &m) { recovery.log(m); };
         try {
             auto watch = std::make_shared<recover::LeaseWatch>(
-                conf, slurm.controller().slurm_user, std::move(program), log);
+                conf, slurm.controller(), std::move(program), log);
             leases = std::thread([watch] { watch->run(g_stop); });
         } catch (const std::exception &e) {
             // The rest of watch goes on: failures are then Slurm's to find, as before.
@@ -149,6 +149,7 @@ int main(int argc, char **argv) {
     lease_down->add_option("nodes", ld.nodes, "Suspected nodes (with --job: of the job)");
     lease_down->add_option("--why", ld.why, "The signal, for the nodes' reason")->required();
     lease_down->add_flag("--probe", ld.probe, "Confirm first: slurmd must not answer");
+    lease_down->add_flag("--drain", ld.drain, "Then drain the nodes: out until resumed");
     lease_down->add_option("--job", ld.job, "A task's report: its job");
     lease_down->add_option("--uid", ld.uid, "A task's report: who sealed it");
     lease_down->add_option("--from", ld.from, "A task's report: its node");

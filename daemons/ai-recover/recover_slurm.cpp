@@ -119,8 +119,10 @@ void Slurm::cancel_step(const std::string &step) const {
     must({"scancel", step});
 }
 
-void Slurm::set_node_down(const std::string &node, const std::string &reason) const {
-    must({"scontrol", "update", "NodeName=" + node, "State=DOWN", "Reason=" + reason});
+void Slurm::set_node_state(const std::string &node, const char *state,
+                           const std::string &reason) const {
+    must({"scontrol", "update", "NodeName=" + node, std::string("State=") + state,
+          "Reason=" + reason});
 }
 
 }  // namespace slurm_ai::recover

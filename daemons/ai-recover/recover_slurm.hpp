@@ -47,8 +47,9 @@ class Slurm {
     std::vector<std::string> steps_on(std::uint32_t job,
                                       const std::vector<std::string> &nodes) const;
     void cancel_step(const std::string &step) const;
-    // scontrol update NodeName=NODE State=DOWN Reason=REASON
-    void set_node_down(const std::string &node, const std::string &reason) const;
+    // scontrol update NodeName=NODE State=DOWN|DRAIN Reason=REASON
+    void set_node_state(const std::string &node, const char *state,
+                        const std::string &reason) const;
 
   private:
     CommandResult must(const std::vector<std::string> &argv) const;

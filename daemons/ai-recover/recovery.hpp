@@ -32,6 +32,7 @@ struct LeaseDown {
     std::vector<std::string> nodes;  // the suspects; empty with a job: its nodes but `from`
     std::string why;                 // the signal, for the node's reason
     bool probe = false;              // confirm first: slurmd on the node must not answer
+    bool drain = false;              // then DRAIN too: out until an admin resumes it
     std::uint32_t job = 0;           // a task's report: its job, its sealer and its node
     std::uint32_t uid = 0;
     std::string from;

@@ -376,6 +376,14 @@ ControllerAddress SlurmClient::controller() {
                                                                     : conf->control_machine[0]);
     out.port = static_cast<std::uint16_t>(conf->slurmctld_port);
     out.slurm_user = conf->slurm_user_id;
+    // AuthInfo is "key=value,key=value": the socket, where one is given.
+    const std::string info = str(conf->authinfo);
+    for (std::size_t at = 0; at <= info.size();) {
+        const std::size_t end = std::min(info.find(',', at), info.size());
+        if (info.compare(at, 7, "socket=") == 0)
+            out.munge_socket = info.substr(at + 7, end - at - 7);
+        at = end + 1;
+    }
     slurm_conf_unlock();
     return out;
 }

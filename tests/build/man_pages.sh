@@ -17,7 +17,7 @@ src, bin_dir = sys.argv[1], sys.argv[2]
 failures = []
 OPT = re.compile(r"(?<![\w-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*")
 # Tools whose --help must list subcommands (so a change of its format cannot skip them).
-WITH_SUBCOMMANDS = {"ai-topo", "ai-sim", "ai-resize", "ai-recover"}
+WITH_SUBCOMMANDS = {"ai-topo", "ai-sim", "ai-resize", "ai-recover", "ai-lease"}
 
 def help_text(args):
     r = subprocess.run(args + ["--help"], capture_output=True, text=True)

@@ -9,7 +9,7 @@
 #              of the job reports the lost peer with $AI_REPORT_FAILURE; nothing else
 #              would find the node before SlurmdTimeout
 #   health     a fatal Xid line lands in the node's HealthEventFile: the node is set DOWN
-#              although it answers, and the job moves
+#              and drained although it answers, and the job moves
 # And no false alarm first, each with a job running: ai-recover restarted, slurmctld
 # restarted, an agent frozen for 5 s (its lease lapses, slurmd answers: no action), and
 # every CPU busy for 30 s. No node goes DOWN, no job restarts.
@@ -41,7 +41,7 @@ start_trainer() {
     [ -n "$A2" ] || fail "job $ID has one node"
 }
 down_reason() { scontrol -o show node "$1" | sed -n 's/.* Reason=\(.*\) \[.*/\1/p'; }
-node_is_down() { sinfo -h -N -n "$1" -o %t | grep -q down; }
+node_is_out() { sinfo -h -N -n "$1" -o %t | grep -qE 'down|drain|drng'; }
 # recovered NAME SIGNAL REASON_TEXT: job $ID runs again (restart 1) after $A2 failed at
 # T_FAIL, with $A2 DOWN for REASON_TEXT; prints the seconds it took and checks nothing
 # committed was lost.
@@ -49,7 +49,7 @@ recovered() {
     wait_until 40 "job $ID ($1) running again after $A2 failed ($2)" \
         job_running_with_restarts "$ID" 1 "$T_FAIL"
     local took; took=$(awk -v f="$T_FAIL" -v n="$(date +%s.%N)" 'BEGIN { printf "%.1f", n - f }')
-    node_is_down "$A2" || fail "$A2 is not DOWN after $2: $(sinfo -h -N -n "$A2" -o '%t %E')"
+    node_is_out "$A2" || fail "$A2 is not DOWN or drained after $2: $(sinfo -h -N -n "$A2" -o '%t %E')"
     expect_contains "$A2's reason" "$(down_reason "$A2")" "$3"
     until [ "$(grep -c ' resume ' "$OUT")" -ge 4 ]; do sleep 0.2; done
     scancel "$ID"
@@ -111,10 +111,27 @@ back_in_service "$A2"
 start_trainer peer
 T_FAIL=$(date +%s.%N)
 tools_mc kill-node "$A2" --host-lives >/dev/null 2>&1 || fail "could not kill $A2's slurmd"
-# What a trainer's error handler does, from a task of the job on the batch host.
-srun --jobid="$ID" --overlap -N1 -n1 -w "$A1" bash -c \
-    'echo "AI_REPORT_FAILURE=$AI_REPORT_FAILURE"; $AI_REPORT_FAILURE --peer '"$A2"' --why "NCCL error: remote process exited"' \
-    >"$WORK/report.out" 2>&1 || fail "the report failed: $(cat "$WORK/report.out")"
+# What a trainer's error handler does (tests/trainer/ddp_trainer.py does it on a gloo
+# error): the command its task's environment names, run with that environment, as the
+# job's user, on the batch host.
+task=""
+for pid in $(pgrep -f toy_trainer.py); do
+    env_of=$(tr '\0' '\n' <"/proc/$pid/environ" 2>/dev/null || true)
+    grep -qx "SLURM_JOB_ID=$ID" <<<"$env_of" && grep -qx "SLURMD_NODENAME=$A1" <<<"$env_of" &&
+        task=$pid
+done
+[ -n "$task" ] || fail "no trainer task of job $ID on $A1"
+python3 - "$task" "$A2" >"$WORK/report.out" 2>&1 <<'PY' || fail "the report failed: $(cat "$WORK/report.out")"
+import os, shlex, subprocess, sys
+env = dict(e.split("=", 1) for e in open(f"/proc/{sys.argv[1]}/environ").read().split("\0") if "=" in e)
+print("AI_REPORT_FAILURE=" + env.get("AI_REPORT_FAILURE", ""), flush=True)
+st = os.stat(f"/proc/{sys.argv[1]}")
+def as_task():
+    os.setgid(st.st_gid)
+    os.setuid(st.st_uid)
+cmd = shlex.split(env["AI_REPORT_FAILURE"]) + ["--peer", sys.argv[2], "--why", "NCCL error: remote process exited"]
+sys.exit(subprocess.run(cmd, env=env, preexec_fn=as_task).returncode)
+PY
 expect_contains "the task's environment" "$(cat "$WORK/report.out")" "AI_REPORT_FAILURE=$LEASE report"
 recovered peer "kill-node --host-lives, reported" "lost a peer (NCCL_error:_remote_process_exited)"
 grep -q "lease-down: $A2 set DOWN.*slurmd refuses" "$LOG" ||

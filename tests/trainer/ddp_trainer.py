@@ -78,8 +78,10 @@ signal.signal(_REQUEST_SIG, _on_request)  # the request signal wins if it is SIG
 import argparse  # noqa: E402
 import datetime  # noqa: E402
 import hashlib  # noqa: E402
+import shlex  # noqa: E402
 import shutil  # noqa: E402
 import socket  # noqa: E402
+import subprocess  # noqa: E402
 import time  # noqa: E402
 
 import torch  # noqa: E402
@@ -274,10 +276,25 @@ class Trainer:
         self.say(f"stopped step={self.step}")
         os._exit(143)  # the broken collective's threads must not hold the exit
 
+    def report_lost_peer(self, why):
+        """Tells ai-recover that a peer was lost, with the command the suite names in the
+        task's environment (AI_REPORT_FAILURE, docs/checkpoint.md "Leases"): it probes the
+        job's other nodes at once instead of waiting for their leases to lapse. Best
+        effort: the trainer's own handling goes on whatever the report does."""
+        command = os.environ.get("AI_REPORT_FAILURE")
+        if not command:
+            return
+        try:
+            subprocess.run(shlex.split(command) + ["--why", f"gloo: {why}"[:100]],
+                           timeout=10, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        except (OSError, subprocess.SubprocessError):
+            pass
+
     def stalled(self, why):
         """The collective of the next step failed: this rank holds the last committed
         step. Serves checkpoint requests and SIGTERM with it until the step is ended."""
         self.say(f"stalled step={self.step} why={why}")
+        self.report_lost_peer(why)
         deadline = time.monotonic() + self.args.timeout_s
         while time.monotonic() < deadline:
             if _FLAGS["request"]:

@@ -13,9 +13,10 @@
 
 namespace slurm_ai::lease {
 
-// The credential of `payload`; throws std::runtime_error with munge's reason (munged not
-// running, no socket).
-std::string seal(std::string_view payload);
+// The credential of `payload`, from the munged at `socket` (empty: munge's default socket;
+// Slurm's AuthInfo=socket=PATH names another, ControllerAddress::munge_socket); throws
+// std::runtime_error with munge's reason (munged not running, no socket).
+std::string seal(std::string_view payload, const std::string &socket);
 
 struct Opened {
     std::string payload;
@@ -24,6 +25,6 @@ struct Opened {
 };
 // The payload and who sealed it; an error naming munge's reason for a credential it
 // refuses (a replay, expired, another key, not a credential).
-Parsed<Opened> open_sealed(std::string_view credential);
+Parsed<Opened> open_sealed(std::string_view credential, const std::string &socket);
 
 }  // namespace slurm_ai::lease

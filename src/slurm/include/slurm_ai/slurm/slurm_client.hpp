@@ -82,6 +82,7 @@ struct ControllerAddress {
     std::string host;  // SlurmctldHost's address (its NodeAddr form where given)
     std::uint16_t port = 0;
     std::uint32_t slurm_user = 0;  // SlurmUser's uid
+    std::string munge_socket;  // AuthInfo's socket=, the munged Slurm uses; "": munge's default
 };
 
 class SlurmClient {
