@@ -13,28 +13,10 @@
 namespace slurm_ai::lease_agent {
 namespace {
 
-double steady_s() {
-    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
-        .count();
-}
-
 std::uint64_t epoch_ms() {
     return static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::milliseconds>(
                                           std::chrono::system_clock::now().time_since_epoch())
                                           .count());
-}
-
-std::string ids(const std::vector<std::uint32_t> &jobs) {
-    std::string out;
-    for (auto id : jobs)
-        out += (out.empty() ? "" : ",") + std::to_string(id);
-    return out;
-}
-
-std::string seconds(double s) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f s", s);
-    return text;
 }
 
 }  // namespace
@@ -42,7 +24,7 @@ std::string seconds(double s) {
 Agent::Agent(AgentOptions options, Log log)
     : opt_(std::move(options)),
       log_(std::move(log)),
-      holder_(opt_.lease.times, opt_.node, epoch_ms(), steady_s()) {
+      holder_(opt_.lease.times, opt_.node, epoch_ms(), lease::steady_s()) {
     // %n: this node's name (one file per node where nodes share a file system).
     std::string health = opt_.lease.health_file;
     for (auto at = health.find("%n"); at != std::string::npos; at = health.find("%n", at))
@@ -53,11 +35,12 @@ Agent::Agent(AgentOptions options, Log log)
 
 void Agent::run(const std::atomic<bool> &stop) {
     log_("ai-lease: node " + opt_.node + ", renewing with " + opt_.controller_host + ":" +
-         std::to_string(opt_.lease.port) + " every " + seconds(opt_.lease.times.period_s) +
+         std::to_string(opt_.lease.port) + " every " +
+         lease::seconds_text(opt_.lease.times.period_s) +
          (health_ ? ", health events from " + health_->path() : std::string()));
-    double next = steady_s();
+    double next = lease::steady_s();
     while (!stop) {
-        double now = steady_s();
+        double now = lease::steady_s();
         if (now >= next) {
             renew();
             next = std::max(next + opt_.lease.times.period_s, now);
@@ -66,9 +49,9 @@ void Agent::run(const std::atomic<bool> &stop) {
             std::this_thread::sleep_for(std::chrono::duration<double>(std::min(0.2, next - now)));
         } else if (auto got = socket_->receive(std::min(0.2, next - now));
                    got && !got->first.empty()) {
-            on_datagram(got->first, steady_s());
+            on_datagram(got->first, lease::steady_s());
         }
-        fence(steady_s());
+        fence(lease::steady_s());
         read_health();
     }
 }
@@ -91,7 +74,8 @@ void Agent::send_sealed(const std::string &text) {
     if (!socket_ && !connect())
         return;
     try {
-        socket_->send(lease::seal(text, opt_.munge_socket));  // a refused send: cut off, which fence() handles
+        // A send the kernel refuses (no route: cut off) is fence()'s to handle.
+        socket_->send(lease::seal(text, opt_.munge_socket));
         noted_seal_error_ = false;
     } catch (const std::exception &e) {
         if (!noted_seal_error_)
@@ -123,7 +107,7 @@ void Agent::on_grant(const lease::Grant &g, double now) {
         auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), g.revoked,
                                        SIGKILL);
         if (!pids.empty())
-            log_("ai-lease: jobs " + ids(g.revoked) + " run elsewhere now: killed " +
+            log_("ai-lease: jobs " + lease::job_list(g.revoked) + " run elsewhere now: killed " +
                  std::to_string(pids.size()) + " processes");
     }
     noted_unfenced_ = false;
@@ -134,7 +118,7 @@ void Agent::on_grant(const lease::Grant &g, double now) {
                         std::back_inserter(thaw));
     if (!thaw.empty() && !killed_) {
         lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), thaw, SIGCONT);
-        log_("ai-lease: granted again: jobs " + ids(thaw) + " go on");
+        log_("ai-lease: granted again: jobs " + lease::job_list(thaw) + " go on");
     }
     frozen_.clear();
     killed_ = false;
@@ -151,9 +135,10 @@ void Agent::fence(double now) {
         auto tasks = lease::node_tasks(opt_.proc_root, opt_.node);
         if (holder_.must_kill(now) && !killed_) {
             auto pids = lease::signal_jobs(tasks, frozen_, SIGKILL);
-            log_("ai-lease: fenced for " + seconds(silent_for - opt_.lease.times.fence_s) +
+            const double fenced_for = silent_for - opt_.lease.times.fence_s;
+            log_("ai-lease: fenced for " + lease::seconds_text(fenced_for) +
                  ": killed " + std::to_string(pids.size()) + " processes of jobs " +
-                 ids(frozen_));
+                 lease::job_list(frozen_));
             killed_ = true;
         } else if (!killed_) {
             lease::signal_jobs(tasks, frozen_, SIGSTOP);
@@ -167,16 +152,17 @@ void Agent::fence(double now) {
     if (reach != lease::Reach::kSilent) {
         connect();  // the controller answers: maybe at another address now
         if (!noted_unfenced_)
-            log_("ai-lease: no grant for " + seconds(silent_for) + ", but slurmctld's host " +
-                 lease::to_string(reach) + ": not fencing (ai-recover restarting?)");
+            log_("ai-lease: no grant for " + lease::seconds_text(silent_for) +
+                 ", but slurmctld's host " + lease::to_string(reach) +
+                 ": not fencing (ai-recover restarting?)");
         noted_unfenced_ = true;
         return;
     }
     frozen_ = jobs_;
     auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), frozen_, SIGSTOP);
-    log_("ai-lease: no grant for " + seconds(silent_for) + " and " + opt_.controller_host +
-         " silent: fenced jobs " + ids(frozen_) + " (" + std::to_string(pids.size()) +
-         " processes frozen)");
+    log_("ai-lease: no grant for " + lease::seconds_text(silent_for) + " and " +
+         opt_.controller_host + " silent: fenced jobs " + lease::job_list(frozen_) + " (" +
+         std::to_string(pids.size()) + " processes frozen)");
 }
 
 void Agent::read_health() {

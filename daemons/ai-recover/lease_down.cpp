@@ -59,8 +59,8 @@ int Recovery::lease_down(const LeaseDown &d) {
         }
         std::string reason = "ai-lease: " + d.why;
         if (d.probe) {
-            const auto reach = lease::probe_tcp(info->address, info->port ? info->port : kSlurmdPort,
-                                                kProbeTimeoutS);
+            const std::uint16_t port = info->port ? info->port : kSlurmdPort;
+            const auto reach = lease::probe_tcp(info->address, port, kProbeTimeoutS);
             if (reach == lease::Reach::kAnswers) {
                 log("lease-down: " + n + ": " + d.why + ", but its slurmd answers on " +
                     info->address + ": no action (a late renewal, not a failure)");

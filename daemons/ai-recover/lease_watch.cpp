@@ -15,21 +15,6 @@
 extern char **environ;
 
 namespace slurm_ai::recover {
-namespace {
-
-double now_s() {
-    return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-        .count();
-}
-
-std::string seconds(double s) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%.1f s", s);
-    return text;
-}
-
-}  // namespace
-
 LeaseWatch::LeaseWatch(LeaseConfig conf, ControllerAddress controller,
                        std::vector<std::string> program, Log log)
     : conf_(std::move(conf)),
@@ -41,19 +26,19 @@ LeaseWatch::LeaseWatch(LeaseConfig conf, ControllerAddress controller,
 
 void LeaseWatch::run(const std::atomic<bool> &stop) {
     log_("leases: taking renewals on UDP port " + std::to_string(conf_.port) + ", lapse after " +
-         seconds(conf_.times.lapse_s));
-    double noted = now_s();
+         lease::seconds_text(conf_.times.lapse_s));
+    double noted = lease::steady_s();
     while (!stop) {
         if (auto got = socket_.receive(0.2); got && !got->first.empty())
-            on_message(got->first, got->second, now_s());
-        check_lapses(now_s());
+            on_message(got->first, got->second, lease::steady_s());
+        check_lapses(lease::steady_s());
         reap();
-        if (refused_ > 0 && now_s() - noted > 60) {
+        if (refused_ > 0 && lease::steady_s() - noted > 60) {
             log_("leases: " + std::to_string(refused_) +
                  " messages refused in the last minute (not sealed by root or SlurmUser with "
                  "this cluster's munge key, replayed, or malformed)");
             refused_ = 0;
-            noted = now_s();
+            noted = lease::steady_s();
         }
     }
     for (auto &[pid, child] : children_)
@@ -75,7 +60,8 @@ void LeaseWatch::on_message(const std::string &credential, const lease::Peer &fr
             return;
         }
         try {
-            socket_.send_to(lease::seal(lease::to_text(book_.grant(r.value())), ctl_.munge_socket), from);
+            const auto grant = lease::to_text(book_.grant(r.value()));
+            socket_.send_to(lease::seal(grant, ctl_.munge_socket), from);
         } catch (const std::exception &e) {
             log_(std::string("leases: cannot grant: ") + e.what());  // munged down
         }
@@ -122,12 +108,12 @@ void LeaseWatch::on_report(const lease::Report &r, std::uint32_t uid) {
 
 void LeaseWatch::check_lapses(double now) {
     for (const auto &node : book_.newly_lapsed(now)) {
-        const double since = now - book_.last_renewal(node).value_or(now);
-        log_("leases: " + node + "'s lease lapsed, last renewed " + seconds(since) + " ago");
+        const std::string since =
+            lease::seconds_text(now - book_.last_renewal(node).value_or(now));
+        log_("leases: " + node + "'s lease lapsed, last renewed " + since + " ago");
         if (busy(node, 0))
             continue;
-        spawn({"--probe", "--why", "lease lapsed (no renewal for " + seconds(since) + ")", node},
-              {node, 0});
+        spawn({"--probe", "--why", "lease lapsed (no renewal for " + since + ")", node}, {node, 0});
     }
 }
 

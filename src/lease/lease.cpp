@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <chrono>
+#include <cstdio>
 #include <cmath>
 #include <sstream>
 
@@ -45,13 +47,6 @@ std::optional<std::map<std::string, std::string>> fields(std::string_view text,
     return out;
 }
 
-std::string id_list(const std::vector<std::uint32_t> &ids) {
-    std::string out;
-    for (auto id : ids)
-        out += (out.empty() ? "" : ",") + std::to_string(id);
-    return out;
-}
-
 template <typename T>
 std::optional<T> number(const std::string &s) {
     T v{};
@@ -76,6 +71,24 @@ std::optional<std::vector<std::uint32_t>> ids_of(const std::string &text) {
 
 }  // namespace
 
+std::string job_list(const std::vector<std::uint32_t> &jobs) {
+    std::string out;
+    for (auto id : jobs)
+        out += (out.empty() ? "" : ",") + std::to_string(id);
+    return out;
+}
+
+std::string seconds_text(double s) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.1f s", s);
+    return text;
+}
+
+double steady_s() {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch())
+        .count();
+}
+
 std::optional<InputError> check(const LeaseTimes &t) {
     auto wrong = [](const char *key, double v, const char *expected) {
         std::ostringstream text;
@@ -97,12 +110,12 @@ std::optional<InputError> check(const LeaseTimes &t) {
 
 std::string to_text(const Renewal &r) {
     return std::string(kMagic) + " renew node=" + r.node + " boot=" + std::to_string(r.boot) +
-           " seq=" + std::to_string(r.seq) + " jobs=" + id_list(r.jobs);
+           " seq=" + std::to_string(r.seq) + " jobs=" + job_list(r.jobs);
 }
 
 std::string to_text(const Grant &g) {
     return std::string(kMagic) + " grant node=" + g.node + " boot=" + std::to_string(g.boot) +
-           " seq=" + std::to_string(g.seq) + " revoked=" + id_list(g.revoked);
+           " seq=" + std::to_string(g.seq) + " revoked=" + job_list(g.revoked);
 }
 
 std::string to_text(const Report &r) {

@@ -81,6 +81,14 @@ std::string to_text(const Renewal &r);
 std::string to_text(const Grant &g);
 // "slurm-ai-lease/1 report node=c2 kind=peer_lost job=7 suspect=c3 why=NCCL_error"
 std::string to_text(const Report &r);
+// "7,9": the job lists of the messages, and of the daemons' logs.
+std::string job_list(const std::vector<std::uint32_t> &jobs);
+// "3.2 s", for the daemons' logs.
+std::string seconds_text(double s);
+// The clock both sides keep leases by: steady, so that a step of the wall clock (NTP)
+// lapses no lease and fences no node. Seconds.
+double steady_s();
+
 // Errors name the field and the text; any other message is an error, not a guess.
 Parsed<Renewal> parse_renewal(std::string_view text);
 Parsed<Grant> parse_grant(std::string_view text);
