@@ -42,7 +42,7 @@ TARBALL=${SLURM_AI_SLURM_TARBALL:-}
 if [ -n "$TARBALL" ]; then
   # Slurm from SchedMD's tarball, as SchedMD's own packages (tools/slurm-from-source.sh
   # installs their build dependencies from the tarball's debian/control)
-  SLURM=(munge bzip2 xz-utils)
+  SLURM=(munge libmunge-dev bzip2 xz-utils)
 else
   # Debian's Slurm daemons, clients and headers
   SLURM=(slurmctld slurmd slurm-client munge libmunge-dev libslurm-dev slurm-wlm-basic-plugins-dev)

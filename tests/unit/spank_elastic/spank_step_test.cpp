@@ -99,6 +99,9 @@ TEST_CASE("a task's environment from Slurm's variables and the options Slurm han
     CHECK(task.env["WORLD_SIZE"] == "4");
     CHECK(task.env["AI_CHECKPOINT_DIR"] == "/ckpt/9");
     CHECK(task.env["AI_CHECKPOINT_KEEP"] == "2");
+    // How the task reports a lost peer: the package's ai-lease unless plugstack.conf names one.
+    CHECK(task.env["AI_REPORT_FAILURE"] == SpankConfig::default_lease_program() + " report");
+    CHECK(SpankConfig::default_lease_program().ends_with("/ai-lease"));
 
     // Not handed over: the batch environment's copy (sbatch's SLURM_SPANK_...) serves.
     SpankStep fresh;

@@ -307,6 +307,19 @@ TEST_CASE("the plugstack.conf line shipped in contrib/ parses, and every key is 
     INFO(plugin_line);
     REQUIRE(parsed.ok());
     for (const char *key : {"rank_env=", "gpu_bind=", "nic_bind=", "cpu_bind=", "nccl_topo=",
-                            "nccl_topo_dir=", "master_port=", "config=", "node_topology="})
+                            "nccl_topo_dir=", "master_port=", "config=", "node_topology=",
+                            "lease_program="})
         CHECK_THAT(text, Catch::Contains(std::string("#   ") + key));
+}
+
+TEST_CASE("plugstack.conf: lease_program= names the command of AI_REPORT_FAILURE", "[spank]") {
+    std::vector<std::string_view> good{"lease_program=/opt/slurm-ai/bin/ai-lease"};
+    auto c = parse_spank_args(good);
+    REQUIRE(c.ok());
+    CHECK(c->lease_program == "/opt/slurm-ai/bin/ai-lease");
+    CHECK(parse_spank_args({}).value().lease_program == SpankConfig::default_lease_program());
+    std::vector<std::string_view> relative{"lease_program=ai-lease"};
+    auto bad = parse_spank_args(relative);
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().field == "plugstack.conf argument lease_program");
 }
