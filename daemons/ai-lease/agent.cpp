@@ -59,6 +59,7 @@ void Agent::run(const std::atomic<bool> &stop) {
 bool Agent::connect() {
     try {
         socket_.emplace(lease::Datagram::toward(opt_.controller_host, opt_.lease.port));
+        controller_address_ = socket_->peer_address();
         connect_error_.clear();
         return true;
     } catch (const std::exception &e) {
@@ -148,7 +149,9 @@ void Agent::fence(double now) {
     if (now - last_probe_ < opt_.lease.times.period_s)
         return;
     last_probe_ = now;
-    const auto reach = lease::probe_tcp(opt_.controller_host, opt_.controller_port, 0.5);
+    const std::string &host =
+        controller_address_.empty() ? opt_.controller_host : controller_address_;
+    const auto reach = lease::probe_tcp(host, opt_.controller_port, 0.5);
     if (reach != lease::Reach::kSilent) {
         connect();  // the controller answers: maybe at another address now
         if (!noted_unfenced_)

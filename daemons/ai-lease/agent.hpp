@@ -55,6 +55,9 @@ class Agent {
     AgentOptions opt_;
     Log log_;
     std::optional<lease::Datagram> socket_;
+    // The controller's address as last resolved, numeric: the fence's probe must not wait
+    // on a name server the cut took away too.
+    std::string controller_address_;
     std::string connect_error_;  // the last reason connect() failed, logged once
     lease::LeaseHolder holder_;
     std::vector<lease::NodeTask> tasks_;  // at the last renewal

@@ -96,6 +96,15 @@ std::uint16_t Datagram::port() const {
     return ntohs(reinterpret_cast<const sockaddr_in *>(&a)->sin_port);
 }
 
+std::string Datagram::peer_address() const {
+    Peer p;
+    p.len = sizeof p.addr;
+    if (::getpeername(fd_, reinterpret_cast<sockaddr *>(&p.addr), &p.len) != 0)
+        return {};
+    const std::string text = p.text();
+    return text.substr(0, text.rfind(':'));
+}
+
 bool Datagram::send(std::string_view message) {
     return ::send(fd_, message.data(), message.size(), MSG_NOSIGNAL) ==
            static_cast<ssize_t>(message.size());

@@ -28,8 +28,8 @@ restore() {
     [ -n "$victim" ] || return 0
     case $mode in
         kill) dc start "$victim" >/dev/null 2>&1 ;;
-        netcut) docker network connect --alias "$victim" "$NETWORK" "$(container_of "$victim")" \
-                    >/dev/null 2>&1 ;;
+        netcut) docker network connect --alias "$victim" --ip "$victim_ip" "$NETWORK" \
+                    "$(container_of "$victim")" >/dev/null 2>&1 ;;
     esac
 }
 on_exit restore
@@ -48,6 +48,8 @@ for n in $(ctl scontrol show hostnames "$(job_field "$id" NodeList)"); do
 done
 [ -n "$victim" ] || fail "job $id has no node but its batch host $batch"
 container=$(container_of "$victim")
+# Its fixed address (docker/compose.yaml), for the network to take it back.
+victim_ip=$(docker inspect -f "{{(index .NetworkSettings.Networks \"$NETWORK\").IPAddress}}" "$container")
 t_fail=$(date +%s.%N)
 case $mode in
     kill) docker kill "$container" >/dev/null ;;

@@ -211,6 +211,7 @@ TEST_CASE("datagrams go to the listener and its answer comes back", "[lease]") {
     auto server = Datagram::listen(0);  // the kernel picks the port
     REQUIRE(server.port() != 0);
     auto agent = Datagram::toward("127.0.0.1", server.port());
+    CHECK(agent.peer_address() == "127.0.0.1");  // numeric: probed without a name server
     CHECK(agent.send("slurm-ai-lease/1 renew node=c1 boot=1 seq=1 jobs="));
     auto got = server.receive(2.0);
     REQUIRE(got);

@@ -32,6 +32,9 @@ class Datagram {
     ~Datagram();
 
     std::uint16_t port() const;  // the local port (listen(0) lets the kernel pick one)
+    // toward(): the address it sends to, numeric ("10.0.0.3"): what a caller probes when
+    // names may no longer resolve (a node cut off from the network, its DNS with it).
+    std::string peer_address() const;
 
     // False when the kernel refused it (no route: the node is cut off).
     bool send(std::string_view message);
