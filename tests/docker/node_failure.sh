@@ -70,13 +70,20 @@ took=$(awk -v f="$t_fail" -v d="$t_down" -v r="$t_run" \
     'BEGIN { printf "DOWN %.1f s, running again %.1f s after the failure", d - f, r - f }')
 echo "$mode: $victim $took (reason: $reason); job $id on $(job_field "$id" NodeList)"
 if [ "$mode" = netcut ]; then
-    # The cut-off host runs on: its trainer processes are frozen (T), then gone.
+    # The cut-off host runs on: its trainer processes are frozen (T), then killed. A
+    # killed one may stay a zombie (Z) there until the network is back: its slurmstepd
+    # waits on the controller.
     trainer_states() {
-        docker exec "$container" ps -eo stat=,args= | awk '/ddp_trainer/ && !/awk/ { print substr($1, 1, 1) }' | sort -u | xargs
+        docker exec "$container" ps -eo stat=,args= |
+            awk '/ddp_trainer/ && !/awk/ && $1 !~ /^Z/ { print substr($1, 1, 1) }' | sort -u | xargs
     }
     states=$(trainer_states)
     case $states in "" | T) ;; *) fail "trainer processes on the cut-off $victim in states '$states', not stopped (T)" ;; esac
-    wait_until 40 "the fenced trainer processes on $victim killed" test -z "$(trainer_states)"
+    killed() { [ -z "$(trainer_states)" ]; }
+    if ! (wait_until 90 "the fenced trainer processes on $victim killed" killed); then
+        docker exec "$container" ps -eo pid,stat,wchan:24,args >&2 || true
+        fail "the fenced trainer processes on $victim still run (above)"
+    fi
     fenced=$(docker logs "$container" 2>&1 | grep "ai-lease: no grant for .* silent: fenced jobs $id " || true)
     [ -n "$fenced" ] || fail "ai-lease on $victim never said it fenced job $id: $(docker logs --tail 20 "$container" 2>&1 | grep ai-lease)"
     echo "fenced on $victim: ${fenced#*ai-lease: }"
