@@ -107,6 +107,34 @@ int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
     return rc;
 }
 
+// resume-path (resume) and prune: the checkpoint directory alone, no Slurm.
+int checkpoint_dir_command(bool resume, const std::string &dir, std::uint32_t keep,
+                           bool dry_run) {
+    auto all = checkpoint::scan(dir);
+    if (!all) {
+        std::cerr << "ai-recover: " << all.error().message() << '\n';
+        return 1;
+    }
+    if (resume) {
+        auto newest = checkpoint::newest_complete(all.value());
+        if (!newest) {
+            std::cerr << "ai-recover: no complete checkpoint in " << dir << '\n';
+            return 1;
+        }
+        std::cout << newest->path << '\n';
+        return 0;
+    }
+    auto doomed = checkpoint::plan_prune(all.value(), keep);
+    for (const auto &c : doomed)
+        std::cout << (dry_run ? "would remove " : "removing ") << c.path << '\n';
+    if (dry_run)
+        return 0;
+    auto errors = checkpoint::apply_prune(doomed);
+    for (const auto &e : errors)
+        std::cerr << "ai-recover: " << e << '\n';
+    return errors.empty() ? 0 : 1;
+}
+
 }  // namespace
 
 int main(int argc, char **argv) {
@@ -177,31 +205,8 @@ int main(int argc, char **argv) {
         return app.exit(e) == 0 ? 0 : 2;  // --help is not an error
     }
 
-    if (*resume || *prune) {
-        auto all = checkpoint::scan(dir);
-        if (!all) {
-            std::cerr << "ai-recover: " << all.error().message() << '\n';
-            return 1;
-        }
-        if (*resume) {
-            auto newest = checkpoint::newest_complete(all.value());
-            if (!newest) {
-                std::cerr << "ai-recover: no complete checkpoint in " << dir << '\n';
-                return 1;
-            }
-            std::cout << newest->path << '\n';
-            return 0;
-        }
-        auto doomed = checkpoint::plan_prune(all.value(), keep);
-        for (const auto &c : doomed)
-            std::cout << (dry_run ? "would remove " : "removing ") << c.path << '\n';
-        if (dry_run)
-            return 0;
-        auto errors = checkpoint::apply_prune(doomed);
-        for (const auto &e : errors)
-            std::cerr << "ai-recover: " << e << '\n';
-        return errors.empty() ? 0 : 1;
-    }
+    if (*resume || *prune)
+        return checkpoint_dir_command(static_cast<bool>(*resume), dir, keep, dry_run);
 
     if (!conf.empty())
         setenv("SLURM_CONF", conf.c_str(), 1);
