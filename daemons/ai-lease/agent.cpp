@@ -88,6 +88,8 @@ void Agent::send_sealed(const std::string &text) {
 void Agent::renew() {
     tasks_ = lease::node_tasks(opt_.proc_root, opt_.node);
     jobs_ = lease::checkpointing_jobs(tasks_);
+    if (!frozen_.empty() && !killed_)
+        lease::signal_jobs(tasks_, frozen_, SIGSTOP);  // a fenced job's new processes too
     send_sealed(lease::to_text(holder_.next(jobs_)));
 }
 
@@ -97,16 +99,14 @@ void Agent::on_datagram(const std::string &credential, double now) {
         return;  // not ai-recover's
     auto g = lease::parse_grant(opened->payload);
     if (g && holder_.granted(g.value(), now))
-        on_grant(g.value(), now);
+        on_grant(g.value());
 }
 
-void Agent::on_grant(const lease::Grant &g, double now) {
-    (void)now;
+void Agent::on_grant(const lease::Grant &g) {
     if (!g.revoked.empty()) {
         // Recovered elsewhere while this node was out of touch: these processes must not
-        // go on, frozen or not.
-        auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), g.revoked,
-                                       SIGKILL);
+        // go on, frozen or not. (The grant answers the renewal tasks_ was read for.)
+        auto pids = lease::signal_jobs(tasks_, g.revoked, SIGKILL);
         if (!pids.empty())
             log_("ai-lease: jobs " + lease::job_list(g.revoked) + " run elsewhere now: killed " +
                  std::to_string(pids.size()) + " processes");
@@ -118,7 +118,7 @@ void Agent::on_grant(const lease::Grant &g, double now) {
     std::set_difference(frozen_.begin(), frozen_.end(), g.revoked.begin(), g.revoked.end(),
                         std::back_inserter(thaw));
     if (!thaw.empty() && !killed_) {
-        lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), thaw, SIGCONT);
+        lease::signal_jobs(tasks_, thaw, SIGCONT);
         log_("ai-lease: granted again: jobs " + lease::job_list(thaw) + " go on");
     }
     frozen_.clear();
@@ -132,17 +132,14 @@ void Agent::fence(double now) {
         return;
     const double silent_for = now - holder_.granted_at();
     if (!frozen_.empty()) {
-        // Keep new processes of fenced jobs frozen too; kill them all after LeaseKill.
-        auto tasks = lease::node_tasks(opt_.proc_root, opt_.node);
+        // Frozen (renew() freezes their new processes too): killed after LeaseKill.
         if (holder_.must_kill(now) && !killed_) {
-            auto pids = lease::signal_jobs(tasks, frozen_, SIGKILL);
+            auto pids = lease::signal_jobs(tasks_, frozen_, SIGKILL);
             const double fenced_for = silent_for - opt_.lease.times.fence_s;
             log_("ai-lease: fenced for " + lease::seconds_text(fenced_for) +
                  ": killed " + std::to_string(pids.size()) + " processes of jobs " +
                  lease::job_list(frozen_));
             killed_ = true;
-        } else if (!killed_) {
-            lease::signal_jobs(tasks, frozen_, SIGSTOP);
         }
         return;
     }
@@ -162,7 +159,7 @@ void Agent::fence(double now) {
         return;
     }
     frozen_ = jobs_;
-    auto pids = lease::signal_jobs(lease::node_tasks(opt_.proc_root, opt_.node), frozen_, SIGSTOP);
+    auto pids = lease::signal_jobs(tasks_, frozen_, SIGSTOP);
     log_("ai-lease: no grant for " + lease::seconds_text(silent_for) + " and " +
          opt_.controller_host + " silent: fenced jobs " + lease::job_list(frozen_) + " (" +
          std::to_string(pids.size()) + " processes frozen)");

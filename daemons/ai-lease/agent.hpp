@@ -44,7 +44,7 @@ class Agent {
   private:
     void renew();
     void on_datagram(const std::string &credential, double now);
-    void on_grant(const lease::Grant &g, double now);
+    void on_grant(const lease::Grant &g);
     void fence(double now);
     void read_health();
     void send_sealed(const std::string &text);
@@ -60,7 +60,9 @@ class Agent {
     std::string controller_address_;
     std::string connect_error_;  // the last reason connect() failed, logged once
     lease::LeaseHolder holder_;
-    std::vector<lease::NodeTask> tasks_;  // at the last renewal
+    // The node's job processes, read from /proc once per renewal: what fencing, thawing
+    // and killing act on.
+    std::vector<lease::NodeTask> tasks_;
     std::vector<std::uint32_t> jobs_;     // their checkpointing jobs, sorted
     std::vector<std::uint32_t> frozen_;   // fenced jobs, sorted
     bool killed_ = false;                 // frozen_ killed already

@@ -116,7 +116,6 @@ class LeaseBook {
     // The jobs a node ran at its last renewal; empty for a node never heard of.
     std::vector<std::uint32_t> jobs_of(const std::string &node) const;
     std::optional<double> last_renewal(const std::string &node) const;
-    std::size_t size() const { return nodes_.size(); }
 
   private:
     struct Entry {
