@@ -39,6 +39,7 @@ cluster_dir=$(sed -n 's/^SLURM_AI_TEST_CLUSTER_DIR:PATH=//p' "$build/CMakeCache.
 # ctest's fixture cleanup tears the cluster down; this covers ctest itself being killed.
 trap 'tools/minicluster down --dir "$cluster_dir" >/dev/null 2>&1 || true' EXIT
 
-# Three at a time: the tests that run daemons one by one, beside them the compile-heavy
-# ones at nice 19, and the short ones in the third slot (tests/CMakeLists.txt says how).
-ctest --test-dir "$build" --output-on-failure -j3 "$@"
+# Four at a time: the tests that run daemons one by one, beside them two lanes of
+# compile-heavy ones at nice 19, and the short ones in the fourth slot (tests/CMakeLists.txt
+# says how).
+ctest --test-dir "$build" --output-on-failure -j4 "$@"

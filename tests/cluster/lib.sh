@@ -153,10 +153,24 @@ pass() {
 # Per node, the CPU ids and GPU indexes each running job holds ("scontrol -d" detail
 # lines): every node of a running job holds some of its CPUs, no CPU or GPU is held by
 # two jobs, and each node's own CPUAlloc and GresUsed equal what its running jobs hold.
+# A job that holds resources shows as RUNNING, or for a moment CONFIGURING or RESIZING.
+# The two reads are not one snapshot, so a mismatch is read again for up to 5 s before
+# it counts; the last reading's complaints and the jobs' states are printed.
 check_no_double_allocation() {  # check_no_double_allocation WHEN
+    local try
+    for try in $(seq 10); do
+        _allocation_consistent "$1" 2>"$WORK/allocation.err" && return 0
+        sleep 0.5
+    done
+    cat "$WORK/allocation.err" >&2
+    grep -o 'JobId=[0-9]* JobName=[^ ]*\|JobState=[A-Z_]*\| NodeList=[^ ]*' "$WORK/jobs.txt" |
+        paste -d' ' - - - >&2 || true
+    fail "double allocation $1 (see above)"
+}
+_allocation_consistent() {
     scontrol -d -o show job >"$WORK/jobs.txt"
     scontrol -d -o show node >"$WORK/nodes.txt"
-    python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" <<'PY' || fail "double allocation $1 (see above)"
+    python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" <<'PY'
 import re, sys
 
 def expand(expr):  # n[1-2,4],n7 -> names; ids "0-3,8" -> ints
@@ -179,7 +193,7 @@ def ids(expr):
 
 cpus, gpus, bad = {}, {}, []
 for line in open(sys.argv[1]):
-    if 'JobState=RUNNING' not in line:
+    if not re.search(r'JobState=(RUNNING|CONFIGURING|RESIZING) ', line):
         continue
     job = re.search(r'JobId=(\d+)', line).group(1)
     with_cpus = set()

@@ -35,6 +35,15 @@ snapshot() {  # one line per job: id state nodes
 view() { cat "$SLURM_AI_SHARED_DIR/ai_elastic/views/$elastic/view.json" 2>/dev/null; }
 has_view() { [ -n "$(view)" ]; }
 wait_until 30 "the elastic job's view" has_view
+# ai-elasticd grows the elastic job onto idle nodes (ElasticInterval=1, ElasticGrowCooldown=2s):
+# the queue is compared once nothing has changed for 5 s, or a grow that comes late (on a
+# loaded host) would read as a change made by the restart.
+settled() {
+    local a b
+    a="$(snapshot) $(view)"; sleep 5; b="$(snapshot) $(view)"
+    [ "$a" = "$b" ]
+}
+wait_until 60 "the queue settles (unchanged for 5 s)" settled
 ticks() { cat "$HOST_DIR/$1.ticks" 2>/dev/null || echo 0; }
 before=$(snapshot)
 view_before=$(/usr/bin/python3 -c 'import json,sys; d=json.load(sys.stdin); print(d["generation"], d["nodes"])' <<<"$(view)")
