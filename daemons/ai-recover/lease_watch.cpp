@@ -6,23 +6,60 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <filesystem>
 
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/lease/munge_seal.hpp"
 
 extern char **environ;
 
 namespace slurm_ai::recover {
 LeaseWatch::LeaseWatch(LeaseConfig conf, ControllerAddress controller,
-                       std::vector<std::string> program, Log log)
+                       std::vector<std::string> program, std::string book, Log log)
     : conf_(std::move(conf)),
       ctl_(std::move(controller)),
       program_(std::move(program)),
       log_(std::move(log)),
       socket_(lease::Datagram::listen(conf_.port)),
-      book_(conf_.times) {}
+      book_(conf_.times),
+      book_path_(std::move(book)) {
+    restore_book();
+}
+
+// The book a previous run left: its nodes count as renewed now (LeaseBook::restore). A
+// file that cannot be read is logged and left for an admin; the watch starts empty.
+void LeaseWatch::restore_book() {
+    std::error_code ec;
+    if (!std::filesystem::exists(book_path_, ec))
+        return;
+    auto text = read_text_file(book_path_);
+    auto error = text ? book_.restore(*text, lease::steady_s()) : text.error();
+    if (error) {
+        if (error->source.empty())
+            error->source = book_path_;
+        log_("leases: the saved lease book is not used: " + error->message());
+        return;
+    }
+    const auto lines = std::count(text->begin(), text->end(), '\n');
+    log_("leases: " + std::to_string(lines) + " nodes' leases restored from " + book_path_ +
+         " (each lapses " + lease::seconds_text(conf_.times.lapse_s) +
+         " from now unless renewed)");
+}
+
+void LeaseWatch::save_book() {
+    if (!book_.take_changed())
+        return;
+    try {
+        std::filesystem::create_directories(std::filesystem::path(book_path_).parent_path());
+        write_text_file_atomically(book_path_, book_.saved());
+    } catch (const std::exception &e) {
+        log_(std::string("leases: cannot save the lease book: ") + e.what());
+    }
+}
 
 void LeaseWatch::run(const std::atomic<bool> &stop) {
     log_("leases: taking renewals on UDP port " + std::to_string(conf_.port) + ", lapse after " +
@@ -33,6 +70,7 @@ void LeaseWatch::run(const std::atomic<bool> &stop) {
             on_message(got->first, got->second, lease::steady_s());
         check_lapses(lease::steady_s());
         reap();
+        save_book();
         if (refused_ > 0 && lease::steady_s() - noted > 60) {
             log_("leases: " + std::to_string(refused_) +
                  " messages refused in the last minute (not sealed by root or SlurmUser with "

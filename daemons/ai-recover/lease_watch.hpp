@@ -27,9 +27,10 @@ class LeaseWatch {
     using Log = std::function<void(const std::string &)>;
     // `program`: how to start ai-recover with the options of this one (before the
     // lease-down subcommand). Throws std::runtime_error when LeasePort cannot be bound.
-    // `controller`: SlurmUser (trusted besides root) and Slurm's munged.
+    // `controller`: SlurmUser (trusted besides root) and Slurm's munged. `book`: the file
+    // that keeps the lease book across restarts (state_paths::lease_book), read here.
     LeaseWatch(LeaseConfig conf, ControllerAddress controller, std::vector<std::string> program,
-               Log log);
+               std::string book, Log log);
     // Until `stop` is set.
     void run(const std::atomic<bool> &stop);
 
@@ -44,6 +45,8 @@ class LeaseWatch {
     void reap();
     bool busy(const std::string &node, std::uint32_t job) const;
     void spawn(std::vector<std::string> args, Child child);
+    void restore_book();
+    void save_book();
     bool trusted(std::uint32_t uid) const { return uid == 0 || uid == ctl_.slurm_user; }
 
     LeaseConfig conf_;
@@ -52,6 +55,7 @@ class LeaseWatch {
     Log log_;
     lease::Datagram socket_;
     lease::LeaseBook book_;
+    std::string book_path_;
     std::map<pid_t, Child> children_;
     std::size_t refused_ = 0;  // credentials refused since the last note in the log
 };

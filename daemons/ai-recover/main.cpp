@@ -74,7 +74,7 @@ std::vector<std::string> same_options(const recover::Options &opt, bool keep_beg
 
 // watch: the lease watch beside the loop, unless LeaseWatch=no or there is no munge.
 int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
-                      std::vector<std::string> program) {
+                      std::vector<std::string> program, const std::string &state_dir) {
     struct sigaction sa {};
     sa.sa_handler = on_stop;
     sigaction(SIGTERM, &sa, nullptr);
@@ -86,7 +86,8 @@ int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
         auto log = [&recovery](const std::string &m) { recovery.log(m); };
         try {
             auto watch = std::make_shared<recover::LeaseWatch>(
-                conf, slurm.controller(), std::move(program), log);
+                conf, slurm.controller(), std::move(program), state_paths::lease_book(state_dir),
+                log);
             leases = std::thread([watch] { watch->run(g_stop); });
         } catch (const std::exception &e) {
             // The rest of watch goes on: failures are then Slurm's to find, as before.
@@ -98,6 +99,7 @@ int watch_with_leases(recover::Recovery &recovery, recover::Slurm &slurm,
 #else
     (void)slurm;
     (void)program;
+    (void)state_dir;
     recovery.log("leases: built without libmunge: node failures are found by Slurm alone");
 #endif
     const int rc = recovery.watch(g_stop);
@@ -239,7 +241,7 @@ int main(int argc, char **argv) {
             }
             return recovery.lease_down(ld);
         }
-        return watch_with_leases(recovery, slurm, same_options(opt, keep_begin));
+        return watch_with_leases(recovery, slurm, same_options(opt, keep_begin), opt.state_dir);
     } catch (const std::exception &e) {
         std::cerr << "ai-recover: " << e.what() << '\n';
         return 1;

@@ -137,26 +137,33 @@ std::string_view message_kind(std::string_view text) {
 }
 
 
-Parsed<Renewal> parse_renewal(std::string_view text) {
-    InputError error;
-    auto f = fields(text, "renew", {"node", "boot", "seq", "jobs"}, &error);
-    if (!f)
-        return error;
+namespace {
+// The fields of a renewal, and of the book's hold lines, checked.
+Parsed<Renewal> renewal_of(const std::map<std::string, std::string> &f, std::string_view text) {
     Renewal r;
-    r.node = f->at("node");
-    auto boot = number<std::uint64_t>(f->at("boot"));
-    auto seq = number<std::uint64_t>(f->at("seq"));
+    r.node = f.at("node");
+    auto boot = number<std::uint64_t>(f.at("boot"));
+    auto seq = number<std::uint64_t>(f.at("seq"));
     if (r.node.empty())
         return bad("node", text, "a node name");
     if (!boot || !seq)
         return bad(!boot ? "boot" : "seq", text, "a whole number");
     r.boot = *boot;
     r.seq = *seq;
-    auto jobs = ids_of(f->at("jobs"));
+    auto jobs = ids_of(f.at("jobs"));
     if (!jobs)
         return bad("jobs", text, "job ids separated by commas");
     r.jobs = std::move(*jobs);
     return r;
+}
+}  // namespace
+
+Parsed<Renewal> parse_renewal(std::string_view text) {
+    InputError error;
+    auto f = fields(text, "renew", {"node", "boot", "seq", "jobs"}, &error);
+    if (!f)
+        return error;
+    return renewal_of(*f, text);
 }
 
 Parsed<Grant> parse_grant(std::string_view text) {
@@ -200,13 +207,16 @@ bool LeaseBook::renewed(const Renewal &r, double now_s) {
     Entry &e = it->second;
     if (!added && (r.boot < e.last.boot || (r.boot == e.last.boot && r.seq <= e.last.seq)))
         return false;
+    if (added || r.jobs != e.last.jobs)
+        changed_ = true;
     e.last = r;
     e.at = now_s;
     e.reported = false;
     // A revoked job's tasks there ended once a renewal leaves it out.
-    std::erase_if(e.revoked, [&](std::uint32_t id) {
-        return std::find(r.jobs.begin(), r.jobs.end(), id) == r.jobs.end();
-    });
+    if (std::erase_if(e.revoked, [&](std::uint32_t id) {
+            return std::find(r.jobs.begin(), r.jobs.end(), id) == r.jobs.end();
+        }))
+        changed_ = true;
     return true;
 }
 
@@ -227,6 +237,47 @@ void LeaseBook::take_over(const std::string &node) {
     revoked.insert(revoked.end(), it->second.last.jobs.begin(), it->second.last.jobs.end());
     std::sort(revoked.begin(), revoked.end());
     revoked.erase(std::unique(revoked.begin(), revoked.end()), revoked.end());
+    changed_ = true;
+}
+
+std::string LeaseBook::saved() const {
+    std::string out;
+    for (const auto &[node, e] : nodes_)
+        if (!e.last.jobs.empty() || !e.revoked.empty())
+            out += std::string(kMagic) + " hold node=" + node + " boot=" +
+                   std::to_string(e.last.boot) + " seq=" + std::to_string(e.last.seq) +
+                   " jobs=" + job_list(e.last.jobs) + " revoked=" + job_list(e.revoked) + "\n";
+    return out;
+}
+
+std::optional<InputError> LeaseBook::restore(std::string_view text, double now_s) {
+    std::map<std::string, Entry> got;
+    std::istringstream in{std::string(text)};
+    int line_no = 0;
+    for (std::string line; std::getline(in, line);) {
+        ++line_no;
+        if (line.empty())
+            continue;
+        InputError error;
+        auto f = fields(line, "hold", {"node", "boot", "seq", "jobs", "revoked"}, &error);
+        Parsed<Renewal> r = f ? renewal_of(*f, line) : Parsed<Renewal>(error);
+        auto revoked = f ? ids_of(f->at("revoked")) : std::nullopt;
+        if (r && !revoked)
+            r = bad("revoked", line, "job ids separated by commas");
+        if (!r) {
+            error = r.error();
+            error.line = line_no;
+            return error;
+        }
+        Entry &e = got[r.value().node];
+        e.last = r.value();
+        e.at = now_s;
+        e.revoked = std::move(*revoked);
+        std::sort(e.revoked.begin(), e.revoked.end());
+    }
+    nodes_ = std::move(got);
+    changed_ = false;
+    return std::nullopt;
 }
 
 std::vector<std::string> LeaseBook::newly_lapsed(double now_s) {

@@ -71,10 +71,16 @@ TOOK=()
 # --- no false alarms -------------------------------------------------------------------
 start_trainer calm
 calm=$ID
-stop_daemon "$CKPT_DIR/run/ai-recover.pid" "ai-recover's watch loop" 60
-setsid "$RECOVER" --conf "$SLURM_CONF" --grace 10 watch --interval 2 </dev/null \
-    >>"$CKPT_DIR/log/ai-recover.out" 2>&1 &
-echo $! >"$CKPT_DIR/run/ai-recover.pid"
+restart_recover() {  # ai-recover's watch again; its new log lines start at line $LOG_FROM
+    stop_daemon "$CKPT_DIR/run/ai-recover.pid" "ai-recover's watch loop" 60
+    "$@"
+    LOG_FROM=$(($(wc -l <"$LOG") + 1))
+    setsid "$RECOVER" --conf "$SLURM_CONF" --grace 10 watch --interval 2 </dev/null \
+        >>"$CKPT_DIR/log/ai-recover.out" 2>&1 &
+    echo $! >"$CKPT_DIR/run/ai-recover.pid"
+}
+log_since_restart() { tail -n +"$LOG_FROM" "$LOG"; }
+restart_recover
 sleep 8
 tools_mc restart-ctld >/dev/null 2>&1 || fail "slurmctld did not restart"
 sleep 8
@@ -100,11 +106,21 @@ expect_eq "state of job $calm" RUNNING "$(job_field "$calm" JobState)"
 scancel "$calm"
 wait_job_gone "$calm" 60
 
-# --- the lease lapses: the node died with its agent -----------------------------------
+# --- the lease lapses: the node died with its agent, while ai-recover restarted --------
+# ai-recover keeps its lease book in its state (ai_recover/leases): the restarted one
+# knows that $A2 ran the job, and counts its lease lapsed when it never renews.
 start_trainer lapse
-T_FAIL=$(date +%s.%N)
-tools_mc kill-node "$A2" >/dev/null 2>&1 || fail "could not kill $A2"
-recovered lapse kill-node "ai-lease: lease lapsed"
+book=$CKPT_STATE/ai_recover/leases
+kept() { grep -q "^slurm-ai-lease/1 hold node=$A2 boot=[0-9]* seq=[0-9]* jobs=$ID revoked=\$" "$book"; }
+wait_until 10 "$A2's lease with job $ID in $book" kept
+kill_a2() {
+    T_FAIL=$(date +%s.%N)
+    tools_mc kill-node "$A2" >/dev/null 2>&1 || fail "could not kill $A2"
+}
+restart_recover kill_a2
+restored() { log_since_restart | grep -q "leases: [0-9]* nodes' leases restored from $book"; }
+wait_until 20 "the restarted ai-recover restoring its lease book" restored
+recovered lapse "kill-node while ai-recover restarted" "ai-lease: lease lapsed"
 back_in_service "$A2"
 
 # --- a task reports the lost peer: slurmd died, the host lives --------------------------

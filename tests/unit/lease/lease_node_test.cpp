@@ -72,6 +72,50 @@ TEST_CASE("a lease taken over revokes its jobs until their tasks are gone", "[le
     CHECK(book.jobs_of("c9").empty());
 }
 
+TEST_CASE("the lease book outlives a restart of ai-recover", "[lease]") {
+    LeaseBook book(LeaseTimes{});
+    CHECK(book.renewed({"c1", 5, 10, {7}}, 0.0));
+    CHECK(book.renewed({"c2", 5, 3, {8, 9}}, 0.0));
+    CHECK(book.renewed({"c4", 5, 1, {}}, 0.0));  // runs no checkpointing job: not kept
+    CHECK(book.take_changed());
+    CHECK(book.renewed({"c1", 5, 11, {7}}, 1.0));  // the same jobs: nothing new to save
+    CHECK_FALSE(book.take_changed());
+    CHECK(book.newly_lapsed(3.5) == std::vector<std::string>{"c2"});
+    book.take_over("c2");
+    CHECK(book.take_changed());
+    const std::string saved = book.saved();
+    CHECK(saved == "slurm-ai-lease/1 hold node=c1 boot=5 seq=11 jobs=7 revoked=\n"
+                   "slurm-ai-lease/1 hold node=c2 boot=5 seq=3 jobs=8,9 revoked=8,9\n");
+
+    // The restarted ai-recover, at t=100: every kept node counts as renewed then.
+    LeaseBook again(LeaseTimes{});
+    CHECK_FALSE(again.restore(saved, 100.0));
+    CHECK_FALSE(again.take_changed());
+    CHECK(again.last_renewal("c1") == 100.0);
+    CHECK(again.jobs_of("c2") == std::vector<std::uint32_t>{8, 9});
+    CHECK_FALSE(again.last_renewal("c4"));
+    CHECK_FALSE(again.renewed({"c2", 5, 3, {8, 9}}, 101.0));  // a replay is still refused
+    // c2 comes back with job 8's tasks: the grant still revokes it (no thaw of the old copy).
+    CHECK(again.renewed({"c2", 5, 4, {8}}, 102.0));
+    CHECK(again.grant({"c2", 5, 4, {8}}).revoked == std::vector<std::uint32_t>{8});
+    // c1 died while ai-recover was down: it never renews, and lapses LeaseLapse later.
+    CHECK(again.newly_lapsed(102.9).empty());
+    CHECK(again.newly_lapsed(103.5) == std::vector<std::string>{"c1"});
+
+    // A damaged file names the line and the field, and restores nothing.
+    LeaseBook empty(LeaseTimes{});
+    auto error = empty.restore("slurm-ai-lease/1 hold node=c1 boot=5 seq=1 jobs=7 revoked=\n"
+                               "slurm-ai-lease/1 hold node=c2 boot=5 seq=x jobs=8 revoked=\n",
+                               0.0);
+    REQUIRE(error);
+    CHECK(error->field == "seq");
+    CHECK(error->line == 2);
+    CHECK(empty.jobs_of("c1").empty());
+    error = empty.restore("slurm-ai-lease/1 hold node=c1 boot=5 seq=1 jobs=7 revoked=7;8\n", 0.0);
+    REQUIRE(error);
+    CHECK(error->field == "revoked");
+}
+
 namespace {
 
 // A child that sleeps with the given environment; killed at scope exit.

@@ -59,6 +59,10 @@ inline std::filesystem::path recover_runs(const std::string &state) {
 inline std::string recover_run(const std::string &state, std::uint32_t job_id) {
     return (recover_runs(state) / (std::to_string(job_id) + ".json")).string();
 }
+// ai-recover's lease book across its restarts (lease.hpp's LeaseBook::saved).
+inline std::string lease_book(const std::string &state) {
+    return (recover_dir(state) / "leases").string();
+}
 inline std::string recover_log(const std::string &state) {
     return (recover_dir(state) / "ai-recover.log").string();
 }

@@ -21,6 +21,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "slurm_ai/common/input_error.hpp"
@@ -117,6 +118,21 @@ class LeaseBook {
     std::vector<std::uint32_t> jobs_of(const std::string &node) const;
     std::optional<double> last_renewal(const std::string &node) const;
 
+    // What ai-recover keeps across its restarts (state_paths::lease_book): a line for each
+    // node that runs --ai-checkpoint jobs or has jobs revoked,
+    //   "slurm-ai-lease/1 hold node=c1 boot=1795732147000 seq=42 jobs=7,9 revoked=7".
+    // Without it a restarted ai-recover would never count a node that died meanwhile as
+    // lapsed (it had no renewal to miss), and would thaw the old copy of a job it had
+    // taken over when the node came back.
+    std::string saved() const;
+    // Puts a saved book back at now_s. Each node counts as renewed then: its agent's next
+    // renewal goes on unnoticed, and a node that never renews lapses lapse_s later. On an
+    // error (it names the line's field) nothing is restored.
+    std::optional<InputError> restore(std::string_view text, double now_s);
+    // True once after each change that saved() shows (jobs, revoked lists, nodes), so the
+    // file is written on those and not on every renewal.
+    bool take_changed() { return std::exchange(changed_, false); }
+
   private:
     struct Entry {
         Renewal last;
@@ -126,6 +142,7 @@ class LeaseBook {
     };
     LeaseTimes times_;
     std::map<std::string, Entry> nodes_;
+    bool changed_ = false;
 };
 
 // The agent's side: when it last got a grant, and whether it must fence.
