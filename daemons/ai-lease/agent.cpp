@@ -91,6 +91,11 @@ void Agent::renew() {
     if (!frozen_.empty() && !killed_)
         lease::signal_jobs(tasks_, frozen_, SIGSTOP);  // a fenced job's new processes too
     send_sealed(lease::to_text(holder_.next(jobs_)));
+    for (auto &r : resend_) {
+        send_sealed(r.text);
+        --r.left;
+    }
+    std::erase_if(resend_, [](const Resend &r) { return r.left <= 0; });
 }
 
 void Agent::on_datagram(const std::string &credential, double now) {
@@ -176,6 +181,7 @@ void Agent::read_health() {
         lease::Report r{opt_.node, std::string(lease::kHealthReport), 0, opt_.node,
                         "Xid " + std::to_string(e->xid) + " on " + e->device};
         send_sealed(lease::to_text(r));
+        resend_.push_back({lease::to_text(r), lease::kHealthResends});
     }
 }
 

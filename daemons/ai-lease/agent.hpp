@@ -70,6 +70,13 @@ class Agent {
     bool noted_unfenced_ = false;
     bool noted_seal_error_ = false;
     std::optional<lease::FileTail> health_;
+    // Health reports go out again with the next renewals (a datagram can be lost);
+    // ai-recover acts once on the copies.
+    struct Resend {
+        std::string text;
+        int left = 0;
+    };
+    std::vector<Resend> resend_;
 };
 
 }  // namespace slurm_ai::lease_agent

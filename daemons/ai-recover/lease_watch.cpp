@@ -109,7 +109,7 @@ void LeaseWatch::on_message(const std::string &credential, const lease::Peer &fr
             ++refused_;
             return;
         }
-        on_report(r.value(), opened->uid);
+        on_report(r.value(), opened->uid, now);
     } else {
         ++refused_;
     }
@@ -117,13 +117,13 @@ void LeaseWatch::on_message(const std::string &credential, const lease::Peer &fr
 
 // A health event (from a node's agent, as root) or a task's peer_lost (as the job's user,
 // which lease-down checks).
-void LeaseWatch::on_report(const lease::Report &r, std::uint32_t uid) {
+void LeaseWatch::on_report(const lease::Report &r, std::uint32_t uid, double now) {
     if (r.kind == lease::kHealthReport) {
         if (!trusted(uid)) {
             ++refused_;
             return;
         }
-        if (busy(r.node, 0))
+        if (busy(r.node, 0) || repeated_health(r, now))
             return;
         log_("leases: " + r.node + " reports a health event: " + r.why);
         spawn({"--drain", "--why", "health event on " + r.node + ": " + r.why, r.node},
@@ -142,6 +142,14 @@ void LeaseWatch::on_report(const lease::Report &r, std::uint32_t uid) {
     if (!r.suspect.empty())
         args.push_back(r.suspect);
     spawn(std::move(args), {"", r.job});
+}
+
+// A copy of a health report acted on less than kHealthRepeatS ago (the agent sends each
+// one more than once).
+bool LeaseWatch::repeated_health(const lease::Report &r, double now) {
+    std::erase_if(health_seen_,
+                  [now](const auto &seen) { return now - seen.second >= lease::kHealthRepeatS; });
+    return !health_seen_.try_emplace(r.node + " " + r.why, now).second;
 }
 
 void LeaseWatch::check_lapses(double now) {

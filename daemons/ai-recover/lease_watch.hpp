@@ -40,7 +40,8 @@ class LeaseWatch {
         std::uint32_t job = 0;  // a task's report: its job
     };
     void on_message(const std::string &credential, const lease::Peer &from, double now);
-    void on_report(const lease::Report &r, std::uint32_t uid);
+    void on_report(const lease::Report &r, std::uint32_t uid, double now);
+    bool repeated_health(const lease::Report &r, double now);
     void check_lapses(double now);
     void reap();
     bool busy(const std::string &node, std::uint32_t job) const;
@@ -58,6 +59,7 @@ class LeaseWatch {
     std::string book_path_;
     std::map<pid_t, Child> children_;
     std::size_t refused_ = 0;  // credentials refused since the last note in the log
+    std::map<std::string, double> health_seen_;  // "node why" -> when first acted on
 };
 
 }  // namespace slurm_ai::recover

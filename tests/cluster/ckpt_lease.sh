@@ -160,6 +160,8 @@ T_FAIL=$(date +%s.%N)
 echo "$(date '+%b %d %T') $A2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus." \
     >>"$dir/xid-$A2.log"
 recovered health "Xid 79 in $dir/xid-$A2.log" "health event on $A2: Xid_79_on_PCI:0000:3b:00"
+# The agent sent the report three times (with its next renewals); ai-recover acted once.
+expect_eq "health events acted on" 1 "$(grep -c "leases: $A2 reports a health event" "$LOG")"
 back_in_service "$A2"
 
 pass "no false alarm (ai-recover and slurmctld restarted, an agent frozen 5 s, CPUs busy 30 s); at SlurmdTimeout=300: ${TOOK[*]} ($((SECONDS - t_begin))s)"

@@ -75,6 +75,11 @@ struct Report {
 };
 inline constexpr std::string_view kHealthReport = "health";
 inline constexpr std::string_view kPeerLostReport = "peer_lost";
+// A health report goes out once more with each of the next renewals, this many times (a
+// datagram can be lost); ai-recover acts on the first copy and drops the others for
+// kHealthRepeatS seconds.
+inline constexpr int kHealthResends = 2;
+inline constexpr double kHealthRepeatS = 60.0;
 
 // "slurm-ai-lease/1 renew node=c1 boot=1795732147000 seq=42 jobs=7,9"
 std::string to_text(const Renewal &r);
