@@ -11,6 +11,7 @@
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_view.hpp"
+#include "slurm_ai/lease/lease.hpp"
 #include "slurm_ai/slurm/pending_explain.hpp"
 
 namespace slurm_ai::metrics_daemon {
@@ -122,6 +123,19 @@ std::vector<checkpoint::RestartRecord> Collector::restarts() {
     return out;
 }
 
+// ai-recover's saved lease book, where its watch keeps one.
+std::optional<metrics::SuiteInputs::Leases> Collector::leases() const {
+    const std::string path = state_paths::lease_book(model_->state_dir);
+    std::error_code ec;
+    if (!fs::exists(path, ec))
+        return std::nullopt;
+    auto text = read_text_file(path, 64u << 20);
+    lease::LeaseBook book(lease::LeaseTimes{});
+    if (!text || book.restore(*text, 0))
+        return std::nullopt;
+    return metrics::SuiteInputs::Leases{book.nodes_with_jobs(), book.revoked_jobs()};
+}
+
 void Collector::resizes(metrics::SuiteInputs &in) const {
     std::error_code ec;
     for (fs::directory_iterator it(model_->view_dir, ec), end; !ec && it != end;
@@ -223,6 +237,7 @@ Snapshot Collector::take(bool with_map) {
     if (auto text = read_text_file(state_paths::select_state(model_->state_dir), 64u << 20))
         if (auto history = parse_failure_history(*text, "ai_select_state.json"))
             s.inputs.failures = std::move(history).value();
+    s.inputs.leases = leases();
     std::vector<NodeInfo> nodes;
     std::vector<JobInfo> jobs;
     try {

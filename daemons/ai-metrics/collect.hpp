@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -46,6 +47,7 @@ class Collector {
     std::vector<JobRecord> records();
     std::vector<checkpoint::RestartRecord> restarts();
     void resizes(metrics::SuiteInputs &in) const;
+    std::optional<metrics::SuiteInputs::Leases> leases() const;
     std::vector<std::pair<std::string, double>> host_ports(const std::string &name) const;
     metrics::ClusterMap base_map(const std::vector<NodeInfo> &nodes) const;
     static constexpr int kExplained = 20;

@@ -250,6 +250,18 @@ std::string LeaseBook::saved() const {
     return out;
 }
 
+std::size_t LeaseBook::nodes_with_jobs() const {
+    return static_cast<std::size_t>(std::count_if(
+        nodes_.begin(), nodes_.end(), [](const auto &n) { return !n.second.last.jobs.empty(); }));
+}
+
+std::size_t LeaseBook::revoked_jobs() const {
+    std::size_t n = 0;
+    for (const auto &[node, e] : nodes_)
+        n += e.revoked.size();
+    return n;
+}
+
 std::optional<InputError> LeaseBook::restore(std::string_view text, double now_s) {
     std::map<std::string, Entry> got;
     std::istringstream in{std::string(text)};

@@ -238,6 +238,20 @@ void recoveries(Registry &r, const SuiteInputs &in) {
               by_class[static_cast<std::size_t>(c)]);
 }
 
+// The leases (docs/checkpoint.md), from ai-recover's saved book; no sample without one.
+void leases(Registry &r, const SuiteInputs &in) {
+    auto &nodes = r.add("slurm_ai_lease_nodes", Type::kGauge, "",
+                        "Nodes whose ai-lease agent renews a lease with --ai-checkpoint jobs "
+                        "on the node, as ai-recover last saved its lease book");
+    auto &revoked = r.add("slurm_ai_lease_revoked_jobs", Type::kGauge, "",
+                          "Jobs ai-recover took over from a failed node whose tasks there are "
+                          "not yet known to be gone (the agent kills them when it is back)");
+    if (!in.leases)
+        return;
+    r.set(nodes, {}, static_cast<double>(in.leases->nodes));
+    r.set(revoked, {}, static_cast<double>(in.leases->revoked_jobs));
+}
+
 }  // namespace
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in) {
@@ -249,6 +263,7 @@ void add_suite_figures(Registry &registry, const SuiteInputs &in) {
     free_gpus(registry, in);
     uplinks(registry, in, host_of);
     recoveries(registry, in);
+    leases(registry, in);
 }
 
 }  // namespace slurm_ai::metrics

@@ -68,9 +68,17 @@ tools_mc() { "$CKPT_REPO/tools/minicluster" "$@" --dir "$CKPT_DIR"; }
 node_idle() { [ "$(sinfo -h -N -n "$1" -o %t)" = idle ]; }
 TOOK=()
 
+# ai-metrics' figure NAME (no labels), from ai-recover's saved lease book.
+metric() {
+    "$SLURM_AI_BIN_DIR/ai-metrics" --slurm-conf "$SLURM_CONF" --once 2>/dev/null |
+        awk -v name="$1" '$1 == name { print $2 }'
+}
+metric_is() { [ "$(metric "$1")" = "$2" ]; }
+
 # --- no false alarms -------------------------------------------------------------------
 start_trainer calm
 calm=$ID
+wait_until 15 "ai-metrics showing 2 nodes with leases" metric_is slurm_ai_lease_nodes 2
 restart_recover() {  # ai-recover's watch again; its new log lines start at line $LOG_FROM
     stop_daemon "$CKPT_DIR/run/ai-recover.pid" "ai-recover's watch loop" 60
     "$@"
@@ -121,7 +129,11 @@ restart_recover kill_a2
 restored() { log_since_restart | grep -q "leases: [0-9]* nodes' leases restored from $book"; }
 wait_until 20 "the restarted ai-recover restoring its lease book" restored
 recovered lapse "kill-node while ai-recover restarted" "ai-lease: lease lapsed"
+wait_until 15 "ai-metrics showing job $ID revoked on the dead $A2" \
+    metric_is slurm_ai_lease_revoked_jobs 1
 back_in_service "$A2"
+# Its agent runs again and renews without the job's tasks: nothing is revoked any more.
+wait_until 15 "ai-metrics showing no job revoked" metric_is slurm_ai_lease_revoked_jobs 0
 
 # --- a task reports the lost peer: slurmd died, the host lives --------------------------
 start_trainer peer

@@ -94,10 +94,13 @@ TEST_CASE("the lease book outlives a restart of ai-recover", "[lease]") {
     CHECK(again.last_renewal("c1") == 100.0);
     CHECK(again.jobs_of("c2") == std::vector<std::uint32_t>{8, 9});
     CHECK_FALSE(again.last_renewal("c4"));
+    CHECK(again.nodes_with_jobs() == 2);
+    CHECK(again.revoked_jobs() == 2);
     CHECK_FALSE(again.renewed({"c2", 5, 3, {8, 9}}, 101.0));  // a replay is still refused
     // c2 comes back with job 8's tasks: the grant still revokes it (no thaw of the old copy).
     CHECK(again.renewed({"c2", 5, 4, {8}}, 102.0));
     CHECK(again.grant({"c2", 5, 4, {8}}).revoked == std::vector<std::uint32_t>{8});
+    CHECK(again.revoked_jobs() == 1);  // job 9's tasks are gone from c2
     // c1 died while ai-recover was down: it never renews, and lapses LeaseLapse later.
     CHECK(again.newly_lapsed(102.9).empty());
     CHECK(again.newly_lapsed(103.5) == std::vector<std::string>{"c1"});

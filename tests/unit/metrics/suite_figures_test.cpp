@@ -142,6 +142,13 @@ TEST_CASE("suite figures: node failures by action, time to running again, resize
     const auto &again = family(r, "slurm_ai_recovery_seconds").histograms.at(0).second;
     CHECK(again.count() == 1);  // a run again without a DOWN time is not a recovery
     CHECK(again.sum() == 42);
+    // No lease book (LeaseWatch=no, or an older ai-recover): the lease families, no sample.
+    CHECK(family(r, "slurm_ai_lease_nodes").samples.empty());
+    in.leases = SuiteInputs::Leases{3, 2};
+    Registry with;
+    add_suite_figures(with, in);
+    CHECK(value(with, "slurm_ai_lease_nodes") == 3);
+    CHECK(value(with, "slurm_ai_lease_revoked_jobs") == 2);
 }
 
 TEST_CASE("suite figures: uplink load of each leaf from the jobs that leave it", "[metrics]") {

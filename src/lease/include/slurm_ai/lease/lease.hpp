@@ -137,6 +137,10 @@ class LeaseBook {
     // True once after each change that saved() shows (jobs, revoked lists, nodes), so the
     // file is written on those and not on every renewal.
     bool take_changed() { return std::exchange(changed_, false); }
+    // For ai-metrics: the nodes whose last renewal named --ai-checkpoint jobs, and the jobs
+    // taken over whose tasks are not known to be gone yet, over all nodes.
+    std::size_t nodes_with_jobs() const;
+    std::size_t revoked_jobs() const;
 
   private:
     struct Entry {

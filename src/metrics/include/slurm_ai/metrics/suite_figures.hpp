@@ -11,7 +11,9 @@
 // cluster.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -63,6 +65,12 @@ struct SuiteInputs {
     // its decayed counts at (seconds since the epoch).
     FailureHistory failures;
     double now_s = 0;
+    // ai-recover's saved lease book (lease.hpp), when it keeps one: the nodes that hold a
+    // lease with --ai-checkpoint jobs, and the jobs taken over not yet gone from their node.
+    struct Leases {
+        std::size_t nodes = 0, revoked_jobs = 0;
+    };
+    std::optional<Leases> leases;
 };
 
 void add_suite_figures(Registry &registry, const SuiteInputs &in);
