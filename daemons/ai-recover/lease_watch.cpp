@@ -11,6 +11,7 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/lease/munge_seal.hpp"
@@ -37,10 +38,12 @@ void LeaseWatch::restore_book() {
     if (!std::filesystem::exists(book_path_, ec))
         return;
     auto text = read_text_file(book_path_);
-    auto error = text ? book_.restore(*text, lease::steady_s()) : text.error();
+    std::optional<InputError> error;
+    if (!text)
+        error = text.error();
+    else if ((error = book_.restore(*text, lease::steady_s())))
+        error->source = book_path_;
     if (error) {
-        if (error->source.empty())
-            error->source = book_path_;
         log_("leases: the saved lease book is not used: " + error->message());
         return;
     }
@@ -50,14 +53,20 @@ void LeaseWatch::restore_book() {
          " from now unless renewed)");
 }
 
+// After each change; a write that failed is tried again on the next turn, and logged once.
 void LeaseWatch::save_book() {
-    if (!book_.take_changed())
+    if (!book_.take_changed() && !save_failed_)
         return;
     try {
         std::filesystem::create_directories(std::filesystem::path(book_path_).parent_path());
         write_text_file_atomically(book_path_, book_.saved());
+        if (save_failed_)
+            log_("leases: the lease book is saved again");
+        save_failed_ = false;
     } catch (const std::exception &e) {
-        log_(std::string("leases: cannot save the lease book: ") + e.what());
+        if (!save_failed_)
+            log_(std::string("leases: cannot save the lease book (trying again): ") + e.what());
+        save_failed_ = true;
     }
 }
 

@@ -57,6 +57,7 @@ class LeaseWatch {
     lease::Datagram socket_;
     lease::LeaseBook book_;
     std::string book_path_;
+    bool save_failed_ = false;
     std::map<pid_t, Child> children_;
     std::size_t refused_ = 0;  // credentials refused since the last note in the log
     std::map<std::string, double> health_seen_;  // "node why" -> when first acted on
