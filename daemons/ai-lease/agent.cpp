@@ -180,8 +180,8 @@ void Agent::read_health() {
         log_("ai-lease: health event: " + e->text);
         lease::Report r{opt_.node, std::string(lease::kHealthReport), 0, opt_.node,
                         "Xid " + std::to_string(e->xid) + " on " + e->device};
-        send_sealed(lease::to_text(r));
         resend_.push_back({lease::to_text(r), lease::kHealthResends});
+        send_sealed(resend_.back().text);
     }
 }
 

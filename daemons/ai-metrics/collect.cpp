@@ -125,11 +125,7 @@ std::vector<checkpoint::RestartRecord> Collector::restarts() {
 
 // ai-recover's saved lease book, where its watch keeps one.
 std::optional<metrics::SuiteInputs::Leases> Collector::leases() const {
-    const std::string path = state_paths::lease_book(model_->state_dir);
-    std::error_code ec;
-    if (!fs::exists(path, ec))
-        return std::nullopt;
-    auto text = read_text_file(path, 64u << 20);
+    auto text = read_text_file(state_paths::lease_book(model_->state_dir), 64u << 20);
     lease::LeaseBook book(lease::LeaseTimes{});
     if (!text || book.restore(*text, 0))
         return std::nullopt;

@@ -6,7 +6,6 @@
 #include <spawn.h>
 #include <sys/wait.h>
 
-#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -47,10 +46,10 @@ void LeaseWatch::restore_book() {
         log_("leases: the saved lease book is not used: " + error->message());
         return;
     }
-    const auto lines = std::count(text->begin(), text->end(), '\n');
-    log_("leases: " + std::to_string(lines) + " nodes' leases restored from " + book_path_ +
-         " (each lapses " + lease::seconds_text(conf_.times.lapse_s) +
-         " from now unless renewed)");
+    log_("leases: restored from " + book_path_ + ": " +
+         std::to_string(book_.nodes_with_jobs()) + " nodes with checkpointing jobs (each lapses " +
+         lease::seconds_text(conf_.times.lapse_s) + " from now unless renewed), " +
+         std::to_string(book_.revoked_jobs()) + " jobs revoked");
 }
 
 // After each change; a write that failed is tried again on the next turn, and logged once.

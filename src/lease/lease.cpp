@@ -108,9 +108,18 @@ std::optional<InputError> check(const LeaseTimes &t) {
     return std::nullopt;
 }
 
+namespace {
+// A renewal's fields after the magic and `kind`: a renewal's text, and the start of the
+// book's hold lines.
+std::string renewal_text(std::string_view kind, const Renewal &r) {
+    return std::string(kMagic) + " " + std::string(kind) + " node=" + r.node +
+           " boot=" + std::to_string(r.boot) + " seq=" + std::to_string(r.seq) +
+           " jobs=" + job_list(r.jobs);
+}
+}  // namespace
+
 std::string to_text(const Renewal &r) {
-    return std::string(kMagic) + " renew node=" + r.node + " boot=" + std::to_string(r.boot) +
-           " seq=" + std::to_string(r.seq) + " jobs=" + job_list(r.jobs);
+    return renewal_text("renew", r);
 }
 
 std::string to_text(const Grant &g) {
@@ -244,9 +253,7 @@ std::string LeaseBook::saved() const {
     std::string out;
     for (const auto &[node, e] : nodes_)
         if (!e.last.jobs.empty() || !e.revoked.empty())
-            out += std::string(kMagic) + " hold node=" + node + " boot=" +
-                   std::to_string(e.last.boot) + " seq=" + std::to_string(e.last.seq) +
-                   " jobs=" + job_list(e.last.jobs) + " revoked=" + job_list(e.revoked) + "\n";
+            out += renewal_text("hold", e.last) + " revoked=" + job_list(e.revoked) + "\n";
     return out;
 }
 

@@ -119,14 +119,18 @@ wait_job_gone "$calm" 60
 # knows that $A2 ran the job, and counts its lease lapsed when it never renews.
 start_trainer lapse
 book=$CKPT_STATE/ai_recover/leases
-kept() { grep -q "^slurm-ai-lease/1 hold node=$A2 boot=[0-9]* seq=[0-9]* jobs=$ID revoked=\$" "$book"; }
+kept() {
+    grep -q "^slurm-ai-lease/1 hold node=$A2 boot=[0-9]* seq=[0-9]* jobs=$ID revoked=\$" "$book"
+}
 wait_until 10 "$A2's lease with job $ID in $book" kept
 kill_a2() {
     T_FAIL=$(date +%s.%N)
     tools_mc kill-node "$A2" >/dev/null 2>&1 || fail "could not kill $A2"
 }
 restart_recover kill_a2
-restored() { log_since_restart | grep -q "leases: [0-9]* nodes' leases restored from $book"; }
+restored() {
+    log_since_restart | grep -q "leases: restored from $book: [1-9][0-9]* nodes with checkpointing"
+}
 wait_until 20 "the restarted ai-recover restoring its lease book" restored
 recovered lapse "kill-node while ai-recover restarted" "ai-lease: lease lapsed"
 wait_until 15 "ai-metrics showing job $ID revoked on the dead $A2" \

@@ -154,22 +154,16 @@ pass() {
 # lines): every node of a running job holds some of its CPUs, no CPU or GPU is held by
 # two jobs, and each node's own CPUAlloc and GresUsed equal what its running jobs hold.
 # A job that holds resources shows as RUNNING, or for a moment CONFIGURING or RESIZING.
-# The two reads are not one snapshot, so a mismatch is read again for up to 5 s before
-# it counts; the last reading's complaints and the jobs' states are printed.
+# On a failure every job's state and nodes are printed too.
 check_no_double_allocation() {  # check_no_double_allocation WHEN
-    local try
-    for try in $(seq 10); do
-        _allocation_consistent "$1" 2>"$WORK/allocation.err" && return 0
-        sleep 0.5
-    done
-    cat "$WORK/allocation.err" >&2
+    scontrol -d -o show job >"$WORK/jobs.txt"
+    scontrol -d -o show node >"$WORK/nodes.txt"
+    _allocation_consistent "$1" && return 0
     grep -o 'JobId=[0-9]* JobName=[^ ]*\|JobState=[A-Z_]*\| NodeList=[^ ]*' "$WORK/jobs.txt" |
         paste -d' ' - - - >&2 || true
     fail "double allocation $1 (see above)"
 }
 _allocation_consistent() {
-    scontrol -d -o show job >"$WORK/jobs.txt"
-    scontrol -d -o show node >"$WORK/nodes.txt"
     python3 - "$WORK/jobs.txt" "$WORK/nodes.txt" "$1" <<'PY'
 import re, sys
 
