@@ -243,6 +243,27 @@ for i, name in enumerate(sys.stdin.read().split()):
     print(json.dumps({"version": 1, "gangs": gangs}))' | while read -r line; do
                 printf '%s' "$line" | seed "$d"
             done ;;
+        learned_placement)  # scorers of widths 1, 2 and 8 for each shared fabric, judged at
+            # 2x, 4x and 16x its host count, one that won and one that lost
+            for f in "$data"/fabric/*.map; do
+                awk 'END {print FILENAME, NR}' "$f"
+            done | python3 -c '
+import json, math, sys
+for line in sys.stdin:
+    name, hosts = line.split()[0].rsplit("/", 1)[1], int(line.split()[1])
+    for width, lost in ((1, False), (2, True), (8, False)):
+        n = width * (6 + 1 + 8 + 1 + 5 + 5 + 1) + 8
+        judged = [{"hosts": hosts * k, "windows": 2, "mean_jct_h": 5.0 + (0.2 if lost and k == 16 else -0.1),
+                   "engine_mean_jct_h": 5.0} for k in (2, 4, 16)]
+        print(json.dumps({"format": "slurm-ai learned placement scorer", "version": 1, "width": width,
+            "mean": {"job": [0.5] * 6, "candidate": [0.1] * 8, "region": [0.2] * 5},
+            "scale": {"job": [1.5] * 6, "candidate": [0.7] * 8, "region": [0.3] * 5},
+            "parameters": [round(math.sin(i + hosts), 6) for i in range(n)],
+            "trained": {"scenario": name, "method": "seed", "hosts": hosts, "windows": 4,
+                        "decisions": 10 * hosts, "epochs": 3, "regularizer": 0.1},
+            "judged": judged, "beats_engine": not lost}))' | while read -r line; do
+                printf '%s' "$line" | seed "$d"
+            done ;;
         learned_risk)  # the model ai-sim train-risk made of the fault trace (contrib)
             seed_files "$d" contrib/slurm.conf.d/risk-model-*.json ;;
         checkpoint_records)  # restart records and checkpoint names naming the fabric's hosts

@@ -210,6 +210,14 @@ const std::vector<KeySpec> kKeys = {
          t.c.risk_model = resolve(t.base, l.value);
          return std::nullopt;
      }},
+    {{"PlacementModel", "PATH", "none",
+      "a learned scorer of the engine's candidate placements, used only if its file "
+      "records that it beat the engine at every cluster size it was judged at; refused "
+      "otherwise, and the engine decides"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         t.c.placement_model = resolve(t.base, l.value);
+         return std::nullopt;
+     }},
     {{"CommShare", "X", "0.5",
       "for a job without --ai-comm compute=, the share of its step that is communication"},
      [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},

@@ -5,6 +5,7 @@
 #include <unordered_set>
 
 #include "policies.hpp"
+#include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
 
 namespace slurm_ai::detail {
@@ -78,12 +79,70 @@ class SearchBudget {
     std::uint32_t spent_ = 0;
 };
 
+// The local search of place_engine: swaps one host of `best` for an eligible host under
+// the same or a sibling leaf, first improvement, until nothing improves or the budget is
+// spent.
+template <class Evaluate, class Better>
+void improve_locally(const SearchContext &c, Scored &best, const SearchBudget &budget,
+                     Evaluate evaluate, Better better) {
+    const ClusterGraph &g = c.engine.graph();
+    bool improved = true;
+    while (improved && !budget.exhausted()) {
+        improved = false;
+        std::unordered_set<int> chosen(best.p.hosts.begin(), best.p.hosts.end());
+        std::vector<int> leaves;
+        for (int h : best.p.hosts)
+            if (std::find(leaves.begin(), leaves.end(), g.host_leaf(h)) == leaves.end())
+                leaves.push_back(g.host_leaf(h));
+        std::vector<int> spare;
+        for (int leaf : leaves) {
+            if (leaf < 0)
+                continue;
+            for (int h : g.hosts_at_leaf(leaf))
+                if (!chosen.count(h) && c.capacity[h] > 0)
+                    spare.push_back(h);
+        }
+        spare = one_of_each_kind(c, spare);
+        const std::vector<int> kinds = one_of_each_kind(c, best.p.hosts);
+        for (std::size_t i = 0; i < best.p.hosts.size() && !improved; ++i) {
+            if (std::find(kinds.begin(), kinds.end(), best.p.hosts[i]) == kinds.end())
+                continue;  // a host of the same kind came earlier: the same swaps
+            for (int h : spare) {
+                if (budget.exhausted())
+                    break;
+                if (interchangeable_hosts(c, best.p.hosts[i], h))
+                    continue;  // the same placement but for the host's place in the ring
+                auto hosts = best.p.hosts;
+                hosts[i] = h;
+                Scored s = evaluate(hosts);
+                if (s.p.rank_count() == best.p.rank_count() && better(s, best)) {
+                    best = std::move(s);
+                    improved = true;
+                    break;
+                }
+            }
+        }
+    }
+}
+
+// The learned scorer's pick among the engine's admissible candidates (each host set once).
+Placement learned_pick(const SearchContext &c, std::vector<Scored> pool, double ideal_s,
+                       double host_rate) {
+    const PlacementEngine &e = c.engine;
+    std::vector<PlaceCandidateFacts> facts;
+    for (auto &s : pool) {
+        e.score_risk(c.demand, &c.state, s.p);  // an input, whatever the risk weight
+        facts.push_back({&s.p, s.objective, s.destroyed_of(c.state)});
+    }
+    const auto inputs = placement_inputs(e.graph(), c.state, c.demand, ideal_s, host_rate, facts);
+    return std::move(pool[e.options().placement_model->choose(inputs)].p);
+}
+
 }  // namespace
 
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight) {
     SearchBudget budget(c.engine);
     const PlacementEngine &e = c.engine;
-    const ClusterGraph &g = e.graph();
     const double host_rate = e.risk_model().constants().host_per_day;
     risk_weight *= risk_weight > 0 ? failure_evidence(c.state, host_rate) : 0;
     const bool weigh_risk = risk_weight > 0;
@@ -129,8 +188,16 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // No objective is below 1 without a risk term (communication at best the ideal's): a
     // rival of a best at 1 can only tie it, and a tie goes to the placement that takes
     // less from the sizes waiting, so a rival that takes no less is not scored.
+    const LearnedPlacement *model = e.options().placement_model.get();
+    std::vector<Scored> pool;  // with a learned scorer: what it chooses among
+    auto pooled = [&](const Scored &s) {
+        if (model && admissible(s) &&
+            std::none_of(pool.begin(), pool.end(),
+                         [&](const Scored &o) { return o.p.hosts == s.p.hosts; }))
+            pool.push_back(s);
+    };
     auto cannot_win = [&](const Scored &s, const Scored &best) {
-        return !weigh_risk && best.objective < 1 + 1e-9 &&
+        return !model && !weigh_risk && best.objective < 1 + 1e-9 &&
                s.destroyed_of(c.state) >= best.destroyed_of(c.state) - 1e-9;
     };
     std::optional<Scored> kept;
@@ -146,6 +213,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         score(s);
         if (!kept)
             floor = s.p.efficiency;
+        pooled(s);
         if (!kept || better(s, *kept))
             kept = std::move(s);
         if (budget.exhausted())
@@ -155,45 +223,11 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
 
     // Local search: swap one host for an eligible host under the same or a sibling
     // leaf, first improvement, until nothing improves or the budget is spent.
-    if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9) {
-        bool improved = true;
-        while (improved && !budget.exhausted()) {
-            improved = false;
-            std::unordered_set<int> chosen(best.p.hosts.begin(), best.p.hosts.end());
-            std::vector<int> leaves;
-            for (int h : best.p.hosts)
-                if (std::find(leaves.begin(), leaves.end(), g.host_leaf(h)) == leaves.end())
-                    leaves.push_back(g.host_leaf(h));
-            std::vector<int> spare;
-            for (int leaf : leaves) {
-                if (leaf < 0)
-                    continue;
-                for (int h : g.hosts_at_leaf(leaf))
-                    if (!chosen.count(h) && c.capacity[h] > 0)
-                        spare.push_back(h);
-            }
-            spare = one_of_each_kind(c, spare);
-            const std::vector<int> kinds = one_of_each_kind(c, best.p.hosts);
-            for (std::size_t i = 0; i < best.p.hosts.size() && !improved; ++i) {
-                if (std::find(kinds.begin(), kinds.end(), best.p.hosts[i]) == kinds.end())
-                    continue;  // a host of the same kind came earlier: the same swaps
-                for (int h : spare) {
-                    if (budget.exhausted())
-                        break;
-                    if (interchangeable_hosts(c, best.p.hosts[i], h))
-                        continue;  // the same placement but for the host's place in the ring
-                    auto hosts = best.p.hosts;
-                    hosts[i] = h;
-                    Scored s = evaluate(hosts);
-                    if (s.p.rank_count() == best.p.rank_count() && better(s, best)) {
-                        best = std::move(s);
-                        improved = true;
-                        break;
-                    }
-                }
-            }
-        }
-    }
+    if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9)
+        improve_locally(c, best, budget, evaluate, better);
+    pooled(best);
+    if (pool.size() > 1)
+        return learned_pick(c, std::move(pool), ideal_s, host_rate);
     if (!weigh_risk)
         e.score_risk(c.demand, &c.state, best.p);
     return best.p;

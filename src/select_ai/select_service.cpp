@@ -11,6 +11,7 @@
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
@@ -20,6 +21,52 @@ namespace {
 constexpr double kStillWaiting_s = 300;
 
 }  // namespace
+
+// RiskModel= and PlacementModel=: each used only where its file records that it won; the
+// note says what is in use, and why a model is not.
+std::optional<InputError> load_learned(const PluginConfig &config,
+                                       std::optional<LearnedRisk> &learned_risk,
+                                       EngineOptions &engine, std::string &note) {
+    if (!config.risk_model.empty()) {
+        auto model = LearnedRisk::load(config.risk_model);
+        if (!model)
+            return model.error();
+        const auto &i = model->info;
+        if (i.beats_hand_written) {
+            learned_risk = std::move(model).value();
+            note = "RiskModel=" + config.risk_model + ": learned placement failure rates in use";
+        } else {
+            note = "RiskModel=" + config.risk_model +
+                   ": not used, it did not beat the hand-written model on its held-out days "
+                   "(AUC " + std::to_string(i.auc) + " against " +
+                   std::to_string(i.auc_hand_written) + ", log-loss " +
+                   std::to_string(i.log_loss) + " against " +
+                   std::to_string(i.log_loss_hand_written) +
+                   (i.pairs_accuracy && i.pairs_accuracy_hand_written
+                        ? ", of two places for a job the spared one rated lower " +
+                              std::to_string(*i.pairs_accuracy) + " against " +
+                              std::to_string(*i.pairs_accuracy_hand_written)
+                        : std::string()) +
+                   ")";
+        }
+    }
+    if (!config.placement_model.empty()) {
+        auto model = LearnedPlacement::load(config.placement_model);
+        if (!model)
+            return model.error();
+        note += note.empty() ? "" : "; ";
+        note += "PlacementModel=" + config.placement_model;
+        if (model->info.beats_engine()) {
+            engine.placement_model = std::make_shared<LearnedPlacement>(std::move(model).value());
+            note += ": the learned placement scorer picks among the engine's candidates";
+        } else {
+            note += ": refused, its file does not record that it beat the engine at every "
+                    "size it was judged at (" + model->info.judged_text() +
+                    "); the engine's objective decides";
+        }
+    }
+    return std::nullopt;
+}
 
 SelectService::SelectService(Clock clock, std::uint32_t work_budget)
     : clock_(std::move(clock)), work_budget_(work_budget) {}
@@ -51,30 +98,9 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
     auto l = std::unique_ptr<Loaded>(new Loaded{std::move(cfg), std::move(graph).value(), nullptr,
                                                 std::nullopt, {}, {}, std::nullopt});
     std::string note;
-    if (!l->config.risk_model.empty()) {
-        auto model = LearnedRisk::load(l->config.risk_model);
-        if (!model)
-            return model.error();
-        const auto &i = model->info;
-        if (i.beats_hand_written) {
-            l->learned = std::move(model).value();
-            note = "RiskModel=" + l->config.risk_model + ": learned placement failure rates in use";
-        } else {
-            note = "RiskModel=" + l->config.risk_model +
-                   ": not used, it did not beat the hand-written model on its held-out days "
-                   "(AUC " + std::to_string(i.auc) + " against " +
-                   std::to_string(i.auc_hand_written) + ", log-loss " +
-                   std::to_string(i.log_loss) + " against " +
-                   std::to_string(i.log_loss_hand_written) +
-                   (i.pairs_accuracy && i.pairs_accuracy_hand_written
-                        ? ", of two places for a job the spared one rated lower " +
-                              std::to_string(*i.pairs_accuracy) + " against " +
-                              std::to_string(*i.pairs_accuracy_hand_written)
-                        : std::string()) +
-                   ")";
-        }
-    }
     EngineOptions engine = l->config.engine;
+    if (auto e = load_learned(l->config, l->learned, engine, note))
+        return e;
     if (work_budget_)
         engine.work_budget = work_budget_;
     l->engine = std::make_unique<PlacementEngine>(l->graph, l->config.cost, l->config.risk,

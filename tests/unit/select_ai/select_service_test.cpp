@@ -11,6 +11,7 @@
 
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
+#include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "scratch_dir.hpp"
@@ -350,6 +351,53 @@ TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[servi
     REQUIRE(err);
     CHECK(err->field == "format");
     CHECK(s.ready());
+}
+
+TEST_CASE("PlacementModel= is refused unless its file records a win at every judged size",
+          "[service][learned]") {
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
+    // A model that prefers the emptier leaf: v = tanh(5 x the region's free share before),
+    // q = tanh(2): the opposite of the engine's best fit.
+    LearnedPlacement m(1);
+    m.w[6] = 2;                                       // bq
+    m.w[6 + 1 + kPlaceCandidateInputs + 1 + kPlaceRegionInputs + 1] = 5;  // Wv[0][1]
+    m.info = {"two-leaves", "by hand", 4, 1, 1, 1, 0, {{8, 1, 1.0, 1.1}, {16, 1, 1.2, 1.1}}};
+    write(dir + "/model.json", m.to_json());
+    write(dir + "/ai_select.conf",
+          "NodeTopology=" + kInputs + "/minicluster-node.xml\nPlacementModel=model.json\n");
+    write(dir + "/plain.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    SelectService learned, plain;
+    REQUIRE_FALSE(plain.load(dir + "/plain.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    REQUIRE_FALSE(learned.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                               kNodes));
+    CHECK_THAT(learned.load_note(), Catch::Contains("PlacementModel=" + dir + "/model.json") &&
+                                        Catch::Contains("refused") &&
+                                        Catch::Contains("1.200 h against the engine's 1.100 h"));
+    // g1 has two of its GPUs free, the others all: best fit puts a 2-GPU job on g1.
+    const SelectJob job{12, 1, 1, 2, 2, 1, 0, {}};
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    view[0].free_gpus = 0x3;
+    const auto engine = plain.decide(job, view);
+    REQUIRE(engine.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(engine.nodes == std::vector<int>{0});
+    CHECK(learned.decide(job, view).nodes == engine.nodes);  // refused: the engine decides
+    // Judged better at every size, it is used, and it decides.
+    m.info.judged[1].mean_jct_h = 1.0;
+    write(dir + "/model.json", m.to_json());
+    REQUIRE_FALSE(learned.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                               kNodes));
+    CHECK_THAT(learned.load_note(), Catch::Contains("picks among the engine's candidates"));
+    const auto chosen = learned.decide(job, view);
+    REQUIRE(chosen.kind == SelectOutcome::Kind::kPlaced);
+    REQUIRE(chosen.nodes.size() == 1);
+    CHECK(chosen.nodes[0] >= 2);  // the leaf with every GPU free
+    // A broken file is a configuration error naming the field.
+    write(dir + "/model.json", "{\"format\": \"slurm-ai learned placement scorer\"}");
+    auto err = learned.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                            kNodes);
+    REQUIRE(err);
+    CHECK(err->field == "version");
 }
 
 TEST_CASE("the NVL72 example configuration in contrib makes each block an NVLink domain",
