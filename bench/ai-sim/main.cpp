@@ -28,6 +28,7 @@
 #include "scenario.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "task_pool.hpp"
+#include "train_place.hpp"
 #include "train_risk.hpp"
 
 using namespace slurm_ai;
@@ -459,6 +460,32 @@ int cmd_train_risk(TrainCli &t) {
     return 0;
 }
 
+int cmd_train_place(const Cli &c, TrainPlaceOptions o, const std::string &out) {
+    o.spec = c.spec;
+    o.sim = c.sim;
+    o.seed = c.sim.seed;
+    o.threads = c.threads;
+    auto m = train_place(o, std::cout);
+    if (!m) {
+        std::cerr << "ai-sim: " << m.error().message() << '\n';
+        return 1;
+    }
+    std::ofstream file(out, std::ios::binary);
+    file << m->to_json();
+    file.close();
+    if (!file) {
+        std::cerr << "ai-sim: cannot write " << out << '\n';
+        return 1;
+    }
+    std::cout << "judged: " << m->info.judged_text() << '\n'
+              << (m->info.beats_engine()
+                      ? "it beat the engine at every judged size: PlacementModel= will use it\n"
+                      : "it did not beat the engine at every judged size: PlacementModel= "
+                        "refuses it\n")
+              << "wrote " << out << '\n';
+    return 0;
+}
+
 int main(int argc, char **argv) {
     CLI::App app{"ai-sim: trace-driven simulation of the suite's placements against Slurm's"};
     app.require_subcommand(1);
@@ -501,6 +528,52 @@ int main(int argc, char **argv) {
         ->capture_default_str();
     train->add_option("--out", tc.out, "Write the model here (JSON, RiskModel= of ai_select.conf)");
 
+    auto *place = app.add_subcommand(
+        "train-place",
+        "Train the learned placement scorer on the simulator and judge it against the engine "
+        "at larger cluster sizes (default windows: Philly from 2017-09-24)");
+    TrainPlaceOptions po;
+    std::string place_out;
+    add_scenario_options(*place, c);
+    place->add_option("--windows", po.windows, "Training windows, one after the other from --start")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    place->add_option("--held-out", po.held_out, "Judged windows at each size, after the training days")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    place->add_option("--sizes", po.sizes,
+                      "Judged at these multiples of --hosts and --overlay (default 2 4 16)")
+        ->check(CLI::Range(1, 1000));
+    place->add_option("--width", po.width, "Width of the network")
+        ->check(CLI::Range(1, kPlaceMaxWidth))
+        ->capture_default_str();
+    place->add_option("--imitation-epochs", po.imitation_epochs,
+                      "Epochs of imitation of the engine's objective")
+        ->check(CLI::Range(0, 10000))
+        ->capture_default_str();
+    place->add_option("--rounds", po.rounds,
+                      "Rounds of policy gradient, each one episode per training window")
+        ->check(CLI::Range(0, 10000))
+        ->capture_default_str();
+    place->add_option("--regularizer", po.regularizer,
+                      "Weight of the SRR terms (decorrelation and KL to the standard normal); 0: none")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    place->add_option("--learning-rate", po.learning_rate, "Adam's step size")
+        ->check(kPositive)
+        ->capture_default_str();
+    place->add_option("--temperature", po.temperature,
+                      "Softmax temperature of the policy-gradient episodes")
+        ->check(kPositive)
+        ->capture_default_str();
+    place->add_option("--max-decisions", po.max_decisions, "Decisions kept per window and episode")
+        ->check(CLI::Range(1, 10000000))
+        ->capture_default_str();
+    place->add_option("--out", place_out,
+                      "Write the model here (JSON, PlacementModel= of ai_select.conf)")
+        ->required();
+    place->preparse_callback([&c](std::size_t) { c.spec.start = "2017-09-24"; });
+
     auto *report = app.add_subcommand("report", "Run the evaluation and write its report");
     ReportOptions ro;
     report->add_option("--out", ro.markdown, "Markdown file to write")->required();
@@ -534,6 +607,8 @@ int main(int argc, char **argv) {
         }
         if (*bench)
             return cmd_bench(c, bench_gpus);
+        if (*place)
+            return cmd_train_place(c, po, place_out);
         return cmd_run(c);
     } catch (const std::exception &e) {
         std::cerr << "ai-sim: internal error: " << e.what() << '\n';

@@ -15,8 +15,8 @@
 namespace slurm_ai {
 namespace {
 
-constexpr std::string_view kFormat = "slurm-ai learned placement scorer";
-constexpr int kVersion = 1;
+constexpr std::string_view kPlaceFormat = "slurm-ai learned placement scorer";
+constexpr int kPlaceVersion = 1;
 constexpr const char *kJobNames[kPlaceJobInputs] = {
     "ln(1 + gpus)", "ln(1 + fewest hosts)", "log1p(ideal comm ms)", "log1p(time limit h)",
     "log1p(waited h)", "log1p(waiting gpus / job gpus)"};
@@ -28,7 +28,7 @@ constexpr const char *kRegionNames[kPlaceRegionInputs] = {
     "ln(1 + region gpus)", "free share before", "free share after", "share of the job",
     "leaf uplink load"};
 
-InputError bad(std::string_view source, std::string field, std::string value,
+InputError malformed(std::string_view source, std::string field, std::string value,
                std::string expected) {
     return InputError{std::move(field), std::move(value), std::move(expected),
                       std::string(source), 0};
@@ -314,8 +314,8 @@ void LearnedPlacement::backward(const Pass &p, const std::vector<double> &ds,
 
 std::string LearnedPlacement::to_json() const {
     nlohmann::json j;
-    j["format"] = kFormat;
-    j["version"] = kVersion;
+    j["format"] = kPlaceFormat;
+    j["version"] = kPlaceVersion;
     j["width"] = width_;
     j["inputs"] = {{"job", std::vector<std::string>(std::begin(kJobNames), std::end(kJobNames))},
                    {"candidate", std::vector<std::string>(std::begin(kCandidateNames),
@@ -348,12 +348,12 @@ std::optional<InputError> read_numbers(const nlohmann::json *at, const std::stri
                                        double *out, std::size_t n, double low, double high,
                                        std::string_view source) {
     if (!at || !at->is_array() || at->size() != n)
-        return bad(source, name, at ? at->dump().substr(0, 80) : "",
+        return malformed(source, name, at ? at->dump().substr(0, 80) : "",
                    "an array of " + std::to_string(n) + " numbers");
     for (std::size_t i = 0; i < n; ++i) {
         const auto &v = (*at)[i];
         if (!v.is_number() || !(v.get<double>() >= low && v.get<double>() <= high))
-            return bad(source, name + "[" + std::to_string(i) + "]", v.dump(),
+            return malformed(source, name + "[" + std::to_string(i) + "]", v.dump(),
                        "a number from " + nlohmann::json(low).dump() + " to " +
                            nlohmann::json(high).dump());
         out[i] = v.get<double>();
@@ -390,14 +390,14 @@ std::optional<InputError> read_record(const nlohmann::json &j, LearnedPlacementI
                                    v.at("mean_jct_h").get<double>(),
                                    v.at("engine_mean_jct_h").get<double>()});
     } catch (const nlohmann::json::exception &e) {
-        return bad(source, "trained/judged", e.what(),
+        return malformed(source, "trained/judged", e.what(),
                    "the training record: trained {scenario, method, hosts, windows, decisions, epochs, regularizer} and judged [{hosts, windows, mean_jct_h, engine_mean_jct_h}]");
     }
     const auto *verdict = member(j, "beats_engine");
     if (!verdict || !verdict->is_boolean())
-        return bad(source, "beats_engine", verdict ? verdict->dump() : "", "true or false");
+        return malformed(source, "beats_engine", verdict ? verdict->dump() : "", "true or false");
     if (verdict->get<bool>() != info.beats_engine())
-        return bad(source, "beats_engine", verdict->dump(),
+        return malformed(source, "beats_engine", verdict->dump(),
                    std::string(info.beats_engine() ? "true" : "false") +
                        ", as the judged figures say (below the engine's mean JCT at every "
                        "judged size)");
@@ -411,21 +411,21 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception &e) {
-        return bad(source, "JSON", e.what(),
+        return malformed(source, "JSON", e.what(),
                    "a learned placement scorer's JSON file");
     }
     auto field = [&](const char *key) {
         const auto *v = member(j, key);
         return !v ? std::string() : v->is_string() ? v->get<std::string>() : v->dump();
     };
-    if (field("format") != kFormat)
-        return bad(source, "format", field("format"), std::string(kFormat));
-    if (field("version") != std::to_string(kVersion))
-        return bad(source, "version", field("version"), std::to_string(kVersion));
+    if (field("format") != kPlaceFormat)
+        return malformed(source, "format", field("format"), std::string(kPlaceFormat));
+    if (field("version") != std::to_string(kPlaceVersion))
+        return malformed(source, "version", field("version"), std::to_string(kPlaceVersion));
     const auto *width = member(j, "width");
     if (!width || !width->is_number_integer() || width->get<long>() < 1 ||
         width->get<long>() > kPlaceMaxWidth)
-        return bad(source, "width", field("width"),
+        return malformed(source, "width", field("width"),
                    "a whole number from 1 to " + std::to_string(kPlaceMaxWidth));
     LearnedPlacement m(width->get<int>());
     // Bounds that keep every sum of the network finite (training stays far inside them).
@@ -451,11 +451,11 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
 Parsed<LearnedPlacement> LearnedPlacement::load(const std::string &path) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return bad(path, "PlacementModel", path, "a readable learned placement scorer file");
+        return malformed(path, "PlacementModel", path, "a readable learned placement scorer file");
     std::stringstream s;
     s << in.rdbuf();
     if (s.str().size() > (4u << 20))
-        return bad(path, "PlacementModel", path, "a file under 4 MiB");
+        return malformed(path, "PlacementModel", path, "a file under 4 MiB");
     return parse(s.str(), path);
 }
 

@@ -125,17 +125,20 @@ void improve_locally(const SearchContext &c, Scored &best, const SearchBudget &b
     }
 }
 
-// The learned scorer's pick among the engine's admissible candidates (each host set once).
-Placement learned_pick(const SearchContext &c, std::vector<Scored> pool, double ideal_s,
-                       double host_rate) {
+// The learned scorer's pick among the engine's admissible candidates (each host set once),
+// the objective's own pick among them `objective_pick`.
+Placement learned_pick(const SearchContext &c, std::vector<Scored> pool,
+                       std::size_t objective_pick, double ideal_s, double host_rate) {
     const PlacementEngine &e = c.engine;
     std::vector<PlaceCandidateFacts> facts;
     for (auto &s : pool) {
         e.score_risk(c.demand, &c.state, s.p);  // an input, whatever the risk weight
         facts.push_back({&s.p, s.objective, s.destroyed_of(c.state)});
     }
-    const auto inputs = placement_inputs(e.graph(), c.state, c.demand, ideal_s, host_rate, facts);
-    return std::move(pool[e.options().placement_model->choose(inputs)].p);
+    auto inputs = placement_inputs(e.graph(), c.state, c.demand, ideal_s, host_rate, facts);
+    inputs.objective_pick = objective_pick;
+    const std::size_t pick = e.options().placement_model->choose(inputs);
+    return std::move(pool[std::min(pick, pool.size() - 1)].p);
 }
 
 }  // namespace
@@ -188,7 +191,7 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // No objective is below 1 without a risk term (communication at best the ideal's): a
     // rival of a best at 1 can only tie it, and a tie goes to the placement that takes
     // less from the sizes waiting, so a rival that takes no less is not scored.
-    const LearnedPlacement *model = e.options().placement_model.get();
+    const CandidateChooser *model = e.options().placement_model.get();
     std::vector<Scored> pool;  // with a learned scorer: what it chooses among
     auto pooled = [&](const Scored &s) {
         if (model && admissible(s) &&
@@ -226,8 +229,13 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9)
         improve_locally(c, best, budget, evaluate, better);
     pooled(best);
-    if (pool.size() > 1)
-        return learned_pick(c, std::move(pool), ideal_s, host_rate);
+    if (pool.size() > 1) {
+        const auto pick = std::find_if(pool.begin(), pool.end(), [&](const Scored &s) {
+            return s.p.hosts == best.p.hosts;
+        });
+        return learned_pick(c, std::move(pool), static_cast<std::size_t>(pick - pool.begin()),
+                            ideal_s, host_rate);
+    }
     if (!weigh_risk)
         e.score_risk(c.demand, &c.state, best.p);
     return best.p;

@@ -62,6 +62,15 @@ struct PlaceCandidate {
 struct PlaceDecision {
     PlaceJobInputs job{};
     std::vector<PlaceCandidate> candidates;
+    std::size_t objective_pick = 0;  // the candidate the engine's objective prefers
+};
+
+// What picks among the engine's candidates in place of its objective: a learned model
+// (below), or in training a sampler that also records the decision.
+class CandidateChooser {
+  public:
+    virtual ~CandidateChooser() = default;
+    virtual std::size_t choose(const PlaceDecision &d) const = 0;
 };
 
 // A candidate as the engine scored it.
@@ -101,7 +110,7 @@ struct LearnedPlacementInfo {
     std::string judged_text() const;
 };
 
-class LearnedPlacement {
+class LearnedPlacement : public CandidateChooser {
   public:
     explicit LearnedPlacement(int width = 8);  // every weight 0, mean 0 and scale 1
 
@@ -127,7 +136,7 @@ class LearnedPlacement {
     Pass forward(const PlaceDecision &d) const;
     std::vector<double> scores(const PlaceDecision &d) const { return forward(d).scores; }
     // The candidate of the highest score (the first among equals); 0 with none.
-    std::size_t choose(const PlaceDecision &d) const;
+    std::size_t choose(const PlaceDecision &d) const override;
 
     // Adds into grad the gradient of a loss given its derivatives in each candidate's
     // score (ds) and, where not empty, in each candidate's features u (du: what the SRR

@@ -37,7 +37,7 @@
 
 namespace slurm_ai {
 
-class LearnedPlacement;
+class CandidateChooser;
 
 struct EngineOptions {
     double time_budget_ms = 5.0;  // hard bound on one decision's local search
@@ -54,9 +54,9 @@ struct EngineOptions {
     // a job that says nothing of it). 0: never held.
     double hold_comm_share = 0.5;
     std::uint64_t seed = 1;       // for the random policy
-    // The learned scorer (learned_placement.hpp) that picks among the engine's candidates
-    // in place of its objective; null: the objective decides.
-    std::shared_ptr<const LearnedPlacement> placement_model;
+    // What picks among the engine's candidates in place of its objective (a learned
+    // scorer, learned_placement.hpp); null: the objective decides.
+    std::shared_ptr<const CandidateChooser> placement_model;
 };
 
 // A placement policy, made once by make_policy (a string-keyed factory, as Fluxion makes
