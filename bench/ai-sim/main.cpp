@@ -538,6 +538,10 @@ int main(int argc, char **argv) {
     place->add_option("--windows", po.windows, "Training windows, one after the other from --start")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
+    place->add_option("--validation", po.validation,
+                      "Of the training windows, the last ones that only choose the best round")
+        ->check(CLI::Range(0, 999))
+        ->capture_default_str();
     place->add_option("--held-out", po.held_out, "Judged windows at each size, after the training days")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();

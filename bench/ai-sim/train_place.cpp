@@ -276,14 +276,17 @@ Parsed<std::vector<Window>> training_windows(const TrainPlaceOptions &o,
         runs.push_back(&out[k]);
     }
     const auto jct = run_windows(runs, who, o.sim, o.threads);
+    const std::size_t fit = out.size() - static_cast<std::size_t>(o.validation);
     for (std::size_t k = 0; k < out.size(); ++k) {
         out[k].engine_jct_h = jct[k];
         const auto steps = recorders[k]->steps();
-        decisions.insert(decisions.end(), steps.begin(), steps.end());
-        log << fmt::format("window {} ({}): {} jobs, engine mean JCT {:.3f} h, {} decisions "
-                           "with a choice kept\n",
-                           k + 1, out[k].start, out[k].scenario.jobs.jobs.size(), jct[k],
-                           steps.size());
+        if (k < fit)
+            decisions.insert(decisions.end(), steps.begin(), steps.end());
+        log << fmt::format("{} window {} ({}): {} jobs, engine mean JCT {:.3f} h, {} decisions "
+                           "with a choice{}\n",
+                           k < fit ? "training" : "validation", k + 1, out[k].start,
+                           out[k].scenario.jobs.jobs.size(), jct[k], steps.size(),
+                           k < fit ? " kept" : "");
     }
     return out;
 }
@@ -332,39 +335,41 @@ void imitate(LearnedPlacement &m, const std::vector<Step> &steps, const TrainPla
     }
 }
 
-// The greedy model's mean JCT over the engine's, averaged over the training windows.
+// The greedy model's mean JCT over the engine's, averaged over the windows from `first`.
 double relative_jct(const LearnedPlacement &m, const std::vector<Window> &windows,
-                    const TrainPlaceOptions &o) {
+                    std::size_t first, const TrainPlaceOptions &o) {
     auto model = std::make_shared<const LearnedPlacement>(m);
     std::vector<const Window *> runs;
     std::vector<std::shared_ptr<const CandidateChooser>> who;
-    for (const auto &w : windows) {
-        runs.push_back(&w);
+    for (std::size_t k = first; k < windows.size(); ++k) {
+        runs.push_back(&windows[k]);
         who.push_back(model);
     }
     const auto jct = run_windows(runs, who, o.sim, o.threads);
     double sum = 0;
     for (std::size_t k = 0; k < jct.size(); ++k)
-        sum += jct[k] / windows[k].engine_jct_h;
-    return sum / static_cast<double>(jct.size());
+        sum += jct[k] / runs[k]->engine_jct_h;
+    return sum / static_cast<double>(std::max<std::size_t>(1, jct.size()));
 }
 
 // REINFORCE on the windows' mean JCT; keeps the best round's model (by relative_jct).
 void policy_gradient(LearnedPlacement &m, std::vector<Window> &windows,
                      const TrainPlaceOptions &o, std::ostream &log) {
     Adam adam(m.w.size(), o.learning_rate);
+    const std::size_t fit = windows.size() - static_cast<std::size_t>(o.validation);
+    const std::size_t judged = o.validation > 0 ? fit : 0;  // the windows that pick a round
+    const char *where = o.validation > 0 ? "validation" : "training";
     LearnedPlacement best = m;
-    double best_ratio = relative_jct(m, windows, o);
-    log << fmt::format("after imitation: greedy mean JCT {:.4f} x the engine's on the training "
-                       "windows\n", best_ratio);
+    double best_ratio = relative_jct(m, windows, judged, o);
+    log << fmt::format("after imitation: greedy mean JCT {:.4f} x the engine's on the {} "
+                       "windows\n", best_ratio, where);
     for (int round = 1; round <= o.rounds; ++round) {
-        for (std::size_t first = 0; first < windows.size();
-             first += static_cast<std::size_t>(o.threads)) {
+        for (std::size_t first = 0; first < fit; first += static_cast<std::size_t>(o.threads)) {
             std::vector<const Window *> runs;
             std::vector<std::shared_ptr<Recorder>> recorders;
             std::vector<std::shared_ptr<const CandidateChooser>> who;
             for (std::size_t k = first;
-                 k < std::min(windows.size(), first + static_cast<std::size_t>(o.threads)); ++k) {
+                 k < std::min(fit, first + static_cast<std::size_t>(o.threads)); ++k) {
                 runs.push_back(&windows[k]);
                 recorders.push_back(std::make_shared<Recorder>(
                     &m, o.temperature, o.seed + 1000 * static_cast<std::uint64_t>(round) + k,
@@ -394,10 +399,10 @@ void policy_gradient(LearnedPlacement &m, std::vector<Window> &windows,
             }
             adam.step(m.w, grad);
         }
-        const double ratio = relative_jct(m, windows, o);
+        const double ratio = relative_jct(m, windows, judged, o);
         log << fmt::format("policy gradient round {}: greedy mean JCT {:.4f} x the engine's on "
-                           "the training windows{}\n",
-                           round, ratio, ratio < best_ratio ? " (best so far)" : "");
+                           "the {} windows{}\n",
+                           round, ratio, where, ratio < best_ratio ? " (best so far)" : "");
         if (ratio < best_ratio) {
             best_ratio = ratio;
             best = m;
@@ -453,6 +458,11 @@ Parsed<std::vector<PlaceJudgement>> judge(const LearnedPlacement &m, const Train
 }  // namespace
 
 Parsed<LearnedPlacement> train_place(const TrainPlaceOptions &o, std::ostream &log) {
+    if (o.validation < 0 || o.validation >= o.windows)
+        return InputError{"--validation", std::to_string(o.validation),
+                          "fewer validation windows than --windows (" +
+                              std::to_string(o.windows) + ")",
+                          "", 0};
     std::vector<Step> decisions;
     auto windows = training_windows(o, decisions, log);
     if (!windows)
@@ -475,8 +485,9 @@ Parsed<LearnedPlacement> train_place(const TrainPlaceOptions &o, std::ostream &l
     m.info.regularizer = o.regularizer;
     m.info.method = fmt::format(
         "imitation of the engine's objective ({} epochs), then {} rounds of policy gradient on "
-        "mean JCT (softmax temperature {:g}), the best round on the training windows kept",
-        o.imitation_epochs, o.rounds, o.temperature);
+        "mean JCT (softmax temperature {:g}, Adam step {:g}), the best round on {} validation "
+        "windows kept",
+        o.imitation_epochs, o.rounds, o.temperature, o.learning_rate, o.validation);
     m.info.judged = std::move(judged).value();
     return m;
 }

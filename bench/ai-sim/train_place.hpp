@@ -17,9 +17,9 @@
 //    candidates drawn from the network's softmax; its advantage is the engine's mean JCT
 //    on that window over the episode's, minus 1, less a running baseline per window; the
 //    gradient is REINFORCE's, over the episode's recorded decisions. After every round of
-//    episodes the greedy network runs every training window, and the best round (mean
-//    JCT relative to the engine's, over the training windows) is kept, the imitation
-//    step's model included.
+//    episodes the greedy network runs the validation windows (the last training windows,
+//    which give no decision and no episode), and the best round (mean JCT relative to the
+//    engine's there) is kept, the imitation step's model included.
 // With `regularizer` > 0 both steps add SCALE's Structured Representation Regularization
 // on the candidates' features u over each batch: the squared off-diagonal covariances
 // (decorrelation) and the KL divergence of each feature's batch mean and variance from the
@@ -40,6 +40,7 @@ struct TrainPlaceOptions {
     ScenarioSpec spec;  // the first training window (start: YYYY-MM-DD or seconds)
     SimOptions sim;
     int windows = 8;                      // training windows
+    int validation = 2;                   // of those, the last ones only choose the round
     int held_out = 2;                     // judged windows at each size
     std::vector<int> sizes = {2, 4, 16};  // judged at these multiples of the training size
     int width = 8;

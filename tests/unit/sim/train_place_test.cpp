@@ -63,6 +63,12 @@ TEST_CASE("train-place: a short training records its judgement in the model's fi
     o.sim.engine = deterministic_engine_options();
     o.sim.contention = true;
     o.windows = 2;
+    o.validation = 2;
+    std::ostringstream none;
+    auto refused = train_place(o, none);
+    REQUIRE_FALSE(refused.ok());
+    CHECK(refused.error().field == "--validation");
+    o.validation = 1;  // one window to train on, one to choose the round
     o.held_out = 1;
     o.sizes = {2};
     o.imitation_epochs = 5;
@@ -76,6 +82,7 @@ TEST_CASE("train-place: a short training records its judgement in the model's fi
     // held-out window.
     CHECK(m->info.decisions > 0);
     CHECK_THAT(log.str(), Catch::Contains("imitation epoch 5"));
+    CHECK_THAT(log.str(), Catch::Contains("validation window 2 (2017-09-25)"));
     REQUIRE(m->info.judged.size() == 1);
     CHECK(m->info.judged[0].hosts == 72);
     CHECK(m->info.judged[0].windows == 1);
