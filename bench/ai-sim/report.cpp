@@ -36,6 +36,7 @@
 #include "page_template.hpp"
 #include "report_cases.hpp"
 #include "report_failures.hpp"
+#include "report_learned.hpp"
 #include "report_limits.hpp"
 #include "scenario.hpp"
 #include "svg_chart.hpp"
@@ -157,7 +158,7 @@ struct Verdict {
     int sign() const {
         double d = suite - baseline;
         double scale = std::max(std::abs(baseline), 1e-12);
-        if (std::abs(d) / scale < 0.005 || std::abs(d) <= tolerance)
+        if (std::abs(d) / scale < kJctTie || std::abs(d) <= tolerance)
             return 0;
         return (d < 0) == lower_better ? 1 : -1;
     }
@@ -761,6 +762,9 @@ int write_report(const ReportOptions &o) {
     // The page's prose, read first: a report that cannot be written is not run.
     const std::string page_template = read_page_template(std::string(SLURM_AI_SOURCE_DIR) +
                                                          "/bench/ai-sim/evaluation_template.md");
+    auto learned = load_learned_placement(std::string(SLURM_AI_SOURCE_DIR) + "/contrib/slurm.conf.d");
+    if (!learned)
+        return fail(learned.error().message());
     ReportRun run;
     if (auto err = run_cases(o, run))
         return fail(err->message());
@@ -792,6 +796,7 @@ int write_report(const ReportOptions &o) {
     fabric_slots(run, slots);
     const nlohmann::json planning_json = planning_slots(run, slots);
     closing_slots(run, slots);
+    slots["learned_placement"] = learned_placement_section(learned.value());
     if (auto err = write_file(o.markdown, fill_page(page_template, slots)))
         return fail(*err);
     if (!o.json.empty()) {
@@ -803,6 +808,7 @@ int write_report(const ReportOptions &o) {
         j["placement_targets"] = judged.placement_json;
         j["backfill_planning"] = planning_json;
         j["failures"] = failures_json(run.study);
+        j["learned_placement"] = learned_placement_json(learned.value());
         if (auto err = write_file(o.json, j.dump(2) + "\n"))
             return fail(*err);
     }

@@ -6,10 +6,11 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "slurm_ai/placement/learned_placement.hpp"
+
 namespace slurm_ai::sim {
 namespace {
 
-constexpr double kLimitTie = 0.005;  // relative differences under this are ties, as on the page
 
 const Summary *row_of(const std::vector<Summary> &rows, const std::string &policy) {
     auto it = std::find_if(rows.begin(), rows.end(),
@@ -58,7 +59,7 @@ std::optional<Limits> limits_of(const std::vector<Summary> &rows) {
         return std::nullopt;
     Limits l{*best, *ideal, std::nullopt, std::nullopt};
     const double gap = best->mean_jct_h - ideal->mean_jct_h;
-    if (gap > kLimitTie * best->mean_jct_h) {
+    if (gap > kJctTie * best->mean_jct_h) {
         l.gap_closed_engine = (best->mean_jct_h - engine->mean_jct_h) / gap;
         if (const Summary *suite = row_of(rows, "suite"))
             l.gap_closed_suite = (best->mean_jct_h - suite->mean_jct_h) / gap;
@@ -85,7 +86,7 @@ bool judge_parity(const CaseResult &c, const Variant &v, const Limits &l, std::s
     const Summary e = *row_of(c.at(v), "engine");
     const double mean = change_against(e.mean_jct_h, l.best_slurm.mean_jct_h);
     const double p99 = change_against(e.p99_jct_h, l.best_slurm.p99_jct_h);
-    const bool met = mean <= kLimitTie && p99 <= kLimitTie;
+    const bool met = mean <= kJctTie && p99 <= kJctTie;
     if (std::max(mean, p99) > worst) {
         worst = std::max(mean, p99);
         figure = fmt::format("mean {:+.1f}%, p99 {:+.1f}% against {} in {} ({})", 100 * mean,
@@ -108,7 +109,7 @@ bool judge_gap(const CaseResult &c, const Variant &v, const Limits &l, std::stri
     const Summary e = *row_of(c.at(v), "engine");
     const bool met = l.gap_closed_engine
                          ? *l.gap_closed_engine >= 0.5
-                         : change_against(e.mean_jct_h, l.best_slurm.mean_jct_h) <= kLimitTie;
+                         : change_against(e.mean_jct_h, l.best_slurm.mean_jct_h) <= kJctTie;
     if (l.gap_closed_engine && *l.gap_closed_engine < lowest) {
         lowest = *l.gap_closed_engine;
         figure = fmt::format("{:.2f} in {} ({})", lowest, c.spec.name, variant_title(v));

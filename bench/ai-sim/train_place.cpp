@@ -478,6 +478,9 @@ Parsed<LearnedPlacement> train_place(const TrainPlaceOptions &o, std::ostream &l
     auto judged = judge(m, o, log);
     if (!judged)
         return judged.error();
+    const auto &lines = windows.value().front().scenario.lines;  // its trace, then its cluster
+    for (std::size_t i = 0; i < std::min<std::size_t>(2, lines.size()); ++i)
+        m.info.scenario += (i ? "; " : "") + lines[i];
     m.info.hosts = o.spec.cluster.hosts;
     m.info.windows = o.windows;
     m.info.decisions = static_cast<long>(decisions.size());

@@ -118,7 +118,7 @@ std::vector<int> region_hosts(const ClusterGraph &g, std::pair<int, int> r) {
 bool LearnedPlacementInfo::beats_engine() const {
     return !judged.empty() &&
            std::all_of(judged.begin(), judged.end(), [](const PlaceJudgement &j) {
-               return j.windows > 0 && j.mean_jct_h < j.engine_mean_jct_h;
+               return j.windows > 0 && j.mean_jct_h < j.engine_mean_jct_h * (1 - kJctTie);
            });
 }
 
@@ -399,8 +399,8 @@ std::optional<InputError> read_record(const nlohmann::json &j, LearnedPlacementI
     if (verdict->get<bool>() != info.beats_engine())
         return malformed(source, "beats_engine", verdict->dump(),
                    std::string(info.beats_engine() ? "true" : "false") +
-                       ", as the judged figures say (below the engine's mean JCT at every "
-                       "judged size)");
+                       ", as the judged figures say (below the engine's mean JCT by more than "
+                       "0.5% at every judged size)");
     return std::nullopt;
 }
 

@@ -224,8 +224,11 @@ TEST_CASE("learned placement: the file, its verdict and its errors", "[placement
     CHECK(back->info.beats_engine());
     CHECK_THAT(back->info.judged_text(), Catch::Contains("7.900 h against the engine's 8.100 h at 288 hosts"));
 
-    // A loss at one judged size is no win; nor is never having been judged.
+    // A loss at one judged size is no win, nor a tie (within 0.5%: 6.28 against 6.3), nor
+    // never having been judged.
     LearnedPlacement lost = m;
+    lost.info.judged[1].mean_jct_h = 6.28;
+    CHECK_FALSE(lost.info.beats_engine());
     lost.info.judged[1].mean_jct_h = 6.4;
     CHECK_FALSE(lost.info.beats_engine());
     lost.info.judged.clear();

@@ -49,6 +49,9 @@ inline constexpr int kPlaceJobInputs = 6;
 inline constexpr int kPlaceCandidateInputs = 8;
 inline constexpr int kPlaceRegionInputs = 5;
 inline constexpr int kPlaceMaxWidth = 64;
+// Two mean JCTs closer than this share of the second are a tie: the evaluation's rule
+// (docs/evaluation.md), and what a scorer must beat the engine by.
+inline constexpr double kJctTie = 0.005;
 
 using PlaceJobInputs = std::array<double, kPlaceJobInputs>;
 using PlaceCandidateInputs = std::array<double, kPlaceCandidateInputs>;
@@ -103,7 +106,8 @@ struct LearnedPlacementInfo {
     int epochs = 0;
     double regularizer = 0;  // weight of the SRR terms (0: none)
     std::vector<PlaceJudgement> judged;
-    // Judged at one size at least, and below the engine's mean JCT at every one.
+    // Judged at one size at least, and below the engine's mean JCT at every one by more
+    // than a tie (kJctTie).
     bool beats_engine() const;
     // "mean JCT 8.1 h against the engine's 8.0 h at 288 hosts (4 windows), ...", or "never
     // judged".
