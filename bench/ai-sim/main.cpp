@@ -460,6 +460,51 @@ int cmd_train_risk(TrainCli &t) {
     return 0;
 }
 
+// train-place's own options (the scenario's are add_scenario_options').
+void add_train_place_options(CLI::App &app, TrainPlaceOptions &po, std::string &out) {
+    app.add_option("--windows", po.windows, "Training windows, one after the other from --start")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--validation", po.validation,
+                      "Of the training windows, the last ones that only choose the best round")
+        ->check(CLI::Range(0, 999))
+        ->capture_default_str();
+    app.add_option("--held-out", po.held_out, "Judged windows at each size, after the training days")
+        ->check(CLI::Range(1, 1000))
+        ->capture_default_str();
+    app.add_option("--sizes", po.sizes,
+                      "Judged at these multiples of --hosts and --overlay (default 2 4 16)")
+        ->check(CLI::Range(1, 1000));
+    app.add_option("--width", po.width, "Width of the network")
+        ->check(CLI::Range(1, kPlaceMaxWidth))
+        ->capture_default_str();
+    app.add_option("--imitation-epochs", po.imitation_epochs,
+                      "Epochs of imitation of the engine's objective")
+        ->check(CLI::Range(0, 10000))
+        ->capture_default_str();
+    app.add_option("--rounds", po.rounds,
+                      "Rounds of policy gradient, each one episode per training window")
+        ->check(CLI::Range(0, 10000))
+        ->capture_default_str();
+    app.add_option("--regularizer", po.regularizer,
+                      "Weight of the SRR terms (decorrelation and KL to the standard normal); 0: none")
+        ->check(CLI::Range(0.0, 100.0))
+        ->capture_default_str();
+    app.add_option("--learning-rate", po.learning_rate, "Adam's step size")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--temperature", po.temperature,
+                      "Softmax temperature of the policy-gradient episodes")
+        ->check(kPositive)
+        ->capture_default_str();
+    app.add_option("--max-decisions", po.max_decisions, "Decisions kept per window and episode")
+        ->check(CLI::Range(1, 10000000))
+        ->capture_default_str();
+    app.add_option("--out", out,
+                      "Write the model here (JSON, PlacementModel= of ai_select.conf)")
+        ->required();
+}
+
 int cmd_train_place(const Cli &c, TrainPlaceOptions o, const std::string &out) {
     o.spec = c.spec;
     o.sim = c.sim;
@@ -535,47 +580,7 @@ int main(int argc, char **argv) {
     TrainPlaceOptions po;
     std::string place_out;
     add_scenario_options(*place, c);
-    place->add_option("--windows", po.windows, "Training windows, one after the other from --start")
-        ->check(CLI::Range(1, 1000))
-        ->capture_default_str();
-    place->add_option("--validation", po.validation,
-                      "Of the training windows, the last ones that only choose the best round")
-        ->check(CLI::Range(0, 999))
-        ->capture_default_str();
-    place->add_option("--held-out", po.held_out, "Judged windows at each size, after the training days")
-        ->check(CLI::Range(1, 1000))
-        ->capture_default_str();
-    place->add_option("--sizes", po.sizes,
-                      "Judged at these multiples of --hosts and --overlay (default 2 4 16)")
-        ->check(CLI::Range(1, 1000));
-    place->add_option("--width", po.width, "Width of the network")
-        ->check(CLI::Range(1, kPlaceMaxWidth))
-        ->capture_default_str();
-    place->add_option("--imitation-epochs", po.imitation_epochs,
-                      "Epochs of imitation of the engine's objective")
-        ->check(CLI::Range(0, 10000))
-        ->capture_default_str();
-    place->add_option("--rounds", po.rounds,
-                      "Rounds of policy gradient, each one episode per training window")
-        ->check(CLI::Range(0, 10000))
-        ->capture_default_str();
-    place->add_option("--regularizer", po.regularizer,
-                      "Weight of the SRR terms (decorrelation and KL to the standard normal); 0: none")
-        ->check(CLI::Range(0.0, 100.0))
-        ->capture_default_str();
-    place->add_option("--learning-rate", po.learning_rate, "Adam's step size")
-        ->check(kPositive)
-        ->capture_default_str();
-    place->add_option("--temperature", po.temperature,
-                      "Softmax temperature of the policy-gradient episodes")
-        ->check(kPositive)
-        ->capture_default_str();
-    place->add_option("--max-decisions", po.max_decisions, "Decisions kept per window and episode")
-        ->check(CLI::Range(1, 10000000))
-        ->capture_default_str();
-    place->add_option("--out", place_out,
-                      "Write the model here (JSON, PlacementModel= of ai_select.conf)")
-        ->required();
+    add_train_place_options(*place, po, place_out);
     place->preparse_callback([&c](std::size_t) { c.spec.start = "2017-09-24"; });
 
     auto *report = app.add_subcommand("report", "Run the evaluation and write its report");

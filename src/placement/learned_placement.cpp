@@ -3,14 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <map>
 #include <optional>
 #include <set>
-#include <sstream>
 #include <tuple>
 
 #include <nlohmann/json.hpp>
+
+#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -449,14 +449,13 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
 }
 
 Parsed<LearnedPlacement> LearnedPlacement::load(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return malformed(path, "PlacementModel", path, "a readable learned placement scorer file");
-    std::stringstream s;
-    s << in.rdbuf();
-    if (s.str().size() > (4u << 20))
-        return malformed(path, "PlacementModel", path, "a file under 4 MiB");
-    return parse(s.str(), path);
+    auto text = read_text_file(path, 4u << 20);
+    if (!text) {
+        InputError e = text.error();
+        e.field = "PlacementModel";  // the key of ai_select.conf that named the file
+        return e;
+    }
+    return parse(text.value(), path);
 }
 
 }  // namespace slurm_ai

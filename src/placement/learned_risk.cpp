@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
-#include <fstream>
-#include <sstream>
 
 #include <nlohmann/json.hpp>
+
+#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai {
 namespace {
@@ -297,14 +297,13 @@ Parsed<LearnedRisk> LearnedRisk::parse(std::string_view text, std::string_view s
 }
 
 Parsed<LearnedRisk> LearnedRisk::load(const std::string &path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in)
-        return bad(path, "RiskModel", path, "a readable learned risk model file");
-    std::stringstream s;
-    s << in.rdbuf();
-    if (s.str().size() > (1u << 20))
-        return bad(path, "RiskModel", path, "a file under 1 MiB");
-    return parse(s.str(), path);
+    auto text = read_text_file(path, 1u << 20);
+    if (!text) {
+        InputError e = text.error();
+        e.field = "RiskModel";  // the key of ai_select.conf that named the file
+        return e;
+    }
+    return parse(text.value(), path);
 }
 
 }  // namespace slurm_ai
