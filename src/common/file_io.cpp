@@ -12,17 +12,18 @@
 
 namespace slurm_ai {
 
-Parsed<std::string> read_text_file(const std::string &path, std::size_t limit) {
+Parsed<std::string> read_text_file(const std::string &path, std::size_t limit,
+                                   std::string_view field) {
     std::ifstream in(path, std::ios::binary);
     if (!in)
-        return InputError{"file", path,
+        return InputError{std::string(field), path,
                           std::string("a readable file (") + std::strerror(errno) + ")", path, 0};
     std::ostringstream buf;
     buf << in.rdbuf();
     std::string text = std::move(buf).str();
     if (text.size() > limit)
-        return InputError{"file", path, "a file of at most " + std::to_string(limit >> 20) + " MiB",
-                          path, 0};
+        return InputError{std::string(field), path,
+                          "a file of at most " + std::to_string(limit >> 20) + " MiB", path, 0};
     return text;
 }
 

@@ -449,12 +449,9 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
 }
 
 Parsed<LearnedPlacement> LearnedPlacement::load(const std::string &path) {
-    auto text = read_text_file(path, 4u << 20);
-    if (!text) {
-        InputError e = text.error();
-        e.field = "PlacementModel";  // the key of ai_select.conf that named the file
-        return e;
-    }
+    auto text = read_text_file(path, 4u << 20, "PlacementModel");  // the key that names the file
+    if (!text)
+        return text.error();
     return parse(text.value(), path);
 }
 

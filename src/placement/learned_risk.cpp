@@ -297,12 +297,9 @@ Parsed<LearnedRisk> LearnedRisk::parse(std::string_view text, std::string_view s
 }
 
 Parsed<LearnedRisk> LearnedRisk::load(const std::string &path) {
-    auto text = read_text_file(path, 1u << 20);
-    if (!text) {
-        InputError e = text.error();
-        e.field = "RiskModel";  // the key of ai_select.conf that named the file
-        return e;
-    }
+    auto text = read_text_file(path, 1u << 20, "RiskModel");  // the key that names the file
+    if (!text)
+        return text.error();
     return parse(text.value(), path);
 }
 

@@ -11,8 +11,10 @@
 
 namespace slurm_ai {
 
-// The whole file as text, or an InputError naming the path and the reason.
-Parsed<std::string> read_text_file(const std::string &path, std::size_t limit = 256u << 20);
+// The whole file as text, or an InputError naming the path and the reason, under `field`
+// (the option or key that named the file, where one did).
+Parsed<std::string> read_text_file(const std::string &path, std::size_t limit = 256u << 20,
+                                   std::string_view field = "file");
 
 // Writes `text` beside `path` (PATH.tmp.<pid>) and renames it over `path`: a reader sees
 // the old file or the new one, never part of one. `prepare`, when given, runs on the
