@@ -13,6 +13,10 @@
 // failure history (a fiftieth of the hosts failed in the past month), and the two are
 // timed side by side: what the learned model costs in slurmctld's hot path.
 //
+// With --placement-model FILE (PlacementModel=, ai-sim train-place) the engine places each
+// probe once more with that learned scorer picking among its candidates, on the same
+// state, timed beside the engine alone (whatever the file's verdict: this measures cost).
+//
 // One job of each multi-GPU probe size waits while the probes are placed, so that the
 // engine's decisions include what each placement takes from them (placement_terms.hpp).
 //
@@ -36,6 +40,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/topology/fabric.hpp"
@@ -116,23 +121,30 @@ ClusterState with_failure_history(ClusterState &state, const LearnedRisk &model,
     return learned;
 }
 
-// Places every probe (the shapes cycled) by the engine, tree best fit and, with a learned
-// state, the engine with the learned model, on the same state without allocating; times
-// each decision into stats. Returns how many probes the engine placed less efficiently.
+// Places every probe (the shapes cycled) by the engine, tree best fit, with a learned
+// state the engine with the learned risk model, and with a scored engine the engine with
+// its learned scorer, on the same state without allocating; times each decision into
+// stats (in that order). Returns how many probes the engine placed less efficiently.
 int time_probes(const PlacementEngine &engine, const ClusterState &state,
-                const ClusterState *learned_state, const std::vector<Shape> &probe_shapes,
-                int probes, bool verbose, ProbeStats stats[3]) {
+                const ClusterState *learned_state, const PlacementEngine *scored,
+                const std::vector<Shape> &probe_shapes, int probes, bool verbose,
+                ProbeStats stats[4]) {
     const PlacementPolicy bestfit = *make_policy("tree-bestfit");
-    const int policies_timed = learned_state ? 3 : 2;
     int below = 0;
     for (int i = 0; i < probes; ++i) {
         auto d = make_job(probe_shapes[i % probe_shapes.size()]);
         engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
-        double eff[3] = {-1, -1, -1};
-        const PlacementPolicy *policies[3] = {&engine_policy(), &bestfit, &engine_policy()};
-        for (int k = 0; k < policies_timed; ++k) {
+        if (scored)
+            scored->lower_bound(d);
+        double eff[4] = {-1, -1, -1, -1};
+        const PlacementPolicy *policies[4] = {&engine_policy(), &bestfit, &engine_policy(),
+                                              &engine_policy()};
+        for (int k = 0; k < 4; ++k) {
+            if ((k == 2 && !learned_state) || (k == 3 && !scored))
+                continue;
             auto start = std::chrono::steady_clock::now();
-            auto dec = engine.place(d, k == 2 ? *learned_state : state, *policies[k]);
+            auto dec = (k == 3 ? *scored : engine)
+                           .place(d, k == 2 ? *learned_state : state, *policies[k]);
             stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
                                       std::chrono::steady_clock::now() - start)
                                       .count());
@@ -234,11 +246,24 @@ int main(int argc, char **argv) {
     app.add_option("--occupancy", occupancy, "Share of GPUs busy before the probes");
     app.add_option("--probes", probes, "Probe jobs per cluster size");
     app.add_option("--budget-ms", budget_ms, "The engine's time budget per decision");
-    std::string risk_model;
+    std::string risk_model, placement_model;
     app.add_option("--risk-model", risk_model,
                    "Also time the engine with this learned risk model in use (RiskModel=)")
         ->check(CLI::ExistingFile);
+    app.add_option("--placement-model", placement_model,
+                   "Also time the engine with this learned scorer picking among its "
+                   "candidates (PlacementModel=)")
+        ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
+    std::shared_ptr<const LearnedPlacement> scorer;
+    if (!placement_model.empty()) {
+        auto m = LearnedPlacement::load(placement_model);
+        if (!m) {
+            std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
+            return 1;
+        }
+        scorer = std::make_shared<const LearnedPlacement>(std::move(m).value());
+    }
     std::optional<LearnedRisk> model;
     if (!risk_model.empty()) {
         auto m = LearnedRisk::load(risk_model);
@@ -287,6 +312,12 @@ int main(int argc, char **argv) {
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
+        std::optional<PlacementEngine> scored;
+        if (scorer) {
+            EngineOptions with = opt;
+            with.placement_model = scorer;
+            scored.emplace(g, CostConstants{}, RiskConstants{}, with);
+        }
 
         // Fill to the occupancy, then end a quarter of the jobs.
         ClusterState state(g);
@@ -313,12 +344,14 @@ int main(int argc, char **argv) {
                 state.wanted.push_back({static_cast<int>(p.gpus), 1});
         if (learned_state)
             learned_state->wanted = state.wanted;
-        ProbeStats stats[3];
+        ProbeStats stats[4];
         const int below = time_probes(engine, state, learned_state ? &*learned_state : nullptr,
-                                      probe_shapes, probes, verbose, stats);
-        for (int k = 0; k < (model ? 3 : 2); ++k)
-            print_row(n, probes, k == 0 ? "engine" : k == 1 ? "tree-bestfit" : "engine+model",
-                      stats[k], k == 0 ? std::to_string(below) : "-");
+                                      scored ? &*scored : nullptr, probe_shapes, probes, verbose,
+                                      stats);
+        const char *names[4] = {"engine", "tree-bestfit", "engine+model", "engine+scorer"};
+        for (int k = 0; k < 4; ++k)
+            if (!stats[k].ms.empty())
+                print_row(n, probes, names[k], stats[k], k == 0 ? std::to_string(below) : "-");
         engine_p99.push_back({g.gpu_count(), percentile(stats[0].ms, 0.99)});
         engine_nodes_p99.push_back({n, percentile(stats[0].ms, 0.99)});
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
@@ -332,6 +365,15 @@ int main(int argc, char **argv) {
         if (model)
             std::printf("%-7d learned model in use/hand-written: p99 decision time %.2fx\n", n,
                         percentile(stats[2].ms, 0.99) / std::max(percentile(stats[0].ms, 0.99), 1e-9));
+        if (scorer)
+            std::printf("%-7d learned scorer/engine alone: p99 decision time %.3f ms against "
+                        "%.3f ms (%.2fx)%s\n",
+                        n, percentile(stats[3].ms, 0.99), percentile(stats[0].ms, 0.99),
+                        percentile(stats[3].ms, 0.99) /
+                            std::max(percentile(stats[0].ms, 0.99), 1e-9),
+                        n >= 10000 ? (percentile(stats[3].ms, 0.99) < 1 ? "; under 1 ms: met"
+                                                                         : "; under 1 ms: NOT met")
+                                   : "");
     }
     print_targets(engine_nodes_p99, engine_p99, p99_ratio);
     return 0;
