@@ -243,8 +243,10 @@ for i, name in enumerate(sys.stdin.read().split()):
     print(json.dumps({"version": 1, "gangs": gangs}))' | while read -r line; do
                 printf '%s' "$line" | seed "$d"
             done ;;
-        learned_placement)  # scorers of widths 1, 2 and 8 for each shared fabric, judged at
-            # 2x, 4x and 16x its host count, one that won and one that lost
+        learned_placement)  # the scorers ai-sim train-place made of Philly (contrib), and
+            # scorers of widths 1, 2 and 8 for each shared fabric, judged at 2x, 4x and 16x
+            # its host count, one that won and one that lost
+            seed_files "$d" contrib/slurm.conf.d/placement-model-*.json
             for f in "$data"/fabric/*.map; do
                 awk 'END {print FILENAME, NR}' "$f"
             done | python3 -c '
