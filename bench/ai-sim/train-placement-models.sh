@@ -5,7 +5,7 @@
 # contention on), with SCALE's SRR terms (weight 0.1) and without, each trained at one
 # size on Philly from 2017-09-24 and judged at 2, 4 and 16 times it (ai-sim(1),
 # train-place). Two trainings at a time; each log goes beside its model as .log under
-# BUILD_DIR. Builds ai-sim first, as evaluate.sh does. About 30 minutes on 2 cores.
+# BUILD_DIR. Builds ai-sim first, as evaluate.sh does. About 10 minutes on 2 cores.
 #
 #   bench/ai-sim/train-placement-models.sh [SCENARIO...]
 set -euo pipefail
@@ -43,6 +43,9 @@ train() {  # train SCENARIO WEIGHT SUFFIX
 for s in "${scenarios[@]}"; do
     cluster "$s" >/dev/null
     train "$s" 0.1 "" &
+    with=$!
     train "$s" 0 -nosrr &
-    wait -n && wait -n
+    without=$!
+    wait "$with"
+    wait "$without"
 done

@@ -211,9 +211,9 @@ const std::vector<KeySpec> kKeys = {
          return std::nullopt;
      }},
     {{"PlacementModel", "PATH", "none",
-      "a learned scorer of the engine's candidate placements, used only if its file "
-      "records that it beat the engine at every cluster size it was judged at; refused "
-      "otherwise, and the engine decides"},
+      "a learned scorer of the engine's candidate placements (ai-sim train-place), used "
+      "only if its file records that it beat the engine at every cluster size it was "
+      "judged at; refused otherwise, and the engine decides"},
      [](const Line &l, Target &t) -> std::optional<InputError> {
          t.c.placement_model = resolve(t.base, l.value);
          return std::nullopt;

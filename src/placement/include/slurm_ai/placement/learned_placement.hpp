@@ -27,9 +27,10 @@
 //   s_c  = q . u_c / sqrt(d) + beta . zc        the job's pointer at the candidate
 // and the engine takes the candidate of the highest s (the first among equals).
 //
-// Its file records how it was trained and how it did against the engine on held-out
-// windows at each cluster size it was judged at; the select plugin uses a model
-// (PlacementModel= in ai_select.conf) only when it beat the engine at every one.
+// `ai-sim train-place` trains it (bench/ai-sim/train_place.hpp). Its file records how it
+// was trained and how it did against the engine on held-out windows at each cluster size
+// it was judged at; the select plugin uses a model (PlacementModel= in ai_select.conf)
+// only when it beat the engine at every one.
 #pragma once
 
 #include <array>
