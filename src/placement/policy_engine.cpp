@@ -188,9 +188,6 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
             return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
         return a.objective < b.objective;
     };
-    // No objective is below 1 without a risk term (communication at best the ideal's): a
-    // rival of a best at 1 can only tie it, and a tie goes to the placement that takes
-    // less from the sizes waiting, so a rival that takes no less is not scored.
     const CandidateChooser *model = e.options().placement_model.get();
     std::vector<Scored> pool;  // with a learned scorer: what it chooses among
     auto pooled = [&](const Scored &s) {
@@ -199,6 +196,10 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
                          [&](const Scored &o) { return o.p.hosts == s.p.hosts; }))
             pool.push_back(s);
     };
+    // No objective is below 1 without a risk term (communication at best the ideal's): a
+    // rival of a best at 1 can only tie it, and a tie goes to the placement that takes
+    // less from the sizes waiting, so a rival that takes no less is not scored (but
+    // for a learned scorer, which sees every candidate).
     auto cannot_win = [&](const Scored &s, const Scored &best) {
         return !model && !weigh_risk && best.objective < 1 + 1e-9 &&
                s.destroyed_of(c.state) >= best.destroyed_of(c.state) - 1e-9;
@@ -224,8 +225,6 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     }
     Scored best = std::move(*kept);
 
-    // Local search: swap one host for an eligible host under the same or a sibling
-    // leaf, first improvement, until nothing improves or the budget is spent.
     if (!best.p.hosts.empty() && best.p.efficiency < 1.0 - 1e-9)
         improve_locally(c, best, budget, evaluate, better);
     pooled(best);
