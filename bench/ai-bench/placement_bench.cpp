@@ -201,6 +201,31 @@ double fill(const PlacementEngine &engine, ClusterState &state,
     return busy;
 }
 
+// One cluster size's rows (a policy's row only where it was timed), the engine's decision
+// time against tree best fit's, and each learned model's p99 against the engine alone.
+void print_size(int n, int probes, const ProbeStats stats[4], int below,
+                const std::string &setting) {
+    const char *names[4] = {"engine", "tree-bestfit", "engine+model", "engine+scorer"};
+    for (int k = 0; k < 4; ++k)
+        if (!stats[k].ms.empty())
+            print_row(n, probes, names[k], stats[k], k == 0 ? std::to_string(below) : "-");
+    const double engine_ms = std::accumulate(stats[0].ms.begin(), stats[0].ms.end(), 0.0);
+    const double base_ms = std::accumulate(stats[1].ms.begin(), stats[1].ms.end(), 0.0);
+    std::printf("%-7d %s; engine/baseline decision time %.2fx\n", n, setting.c_str(),
+                base_ms > 0 ? engine_ms / base_ms : 0);
+    const double engine_p99 = std::max(percentile(stats[0].ms, 0.99), 1e-9);
+    if (!stats[2].ms.empty())
+        std::printf("%-7d learned model in use/hand-written: p99 decision time %.2fx\n", n,
+                    percentile(stats[2].ms, 0.99) / engine_p99);
+    if (!stats[3].ms.empty()) {
+        const double p99 = percentile(stats[3].ms, 0.99);
+        std::printf("%-7d learned scorer/engine alone: p99 decision time %.3f ms against %.3f "
+                    "ms (%.2fx)%s\n",
+                    n, p99, engine_p99, p99 / engine_p99,
+                    n >= 10000 ? (p99 < 1 ? "; under 1 ms: met" : "; under 1 ms: NOT met") : "");
+    }
+}
+
 // The targets, from the largest size that reaches each: 10,000 nodes, 100,000 GPUs; and
 // the engine's p99 against twice tree best fit's at every size.
 void print_targets(const std::vector<std::pair<int, double>> &engine_nodes_p99,
@@ -226,6 +251,20 @@ void print_targets(const std::vector<std::pair<int, double>> &engine_nodes_p99,
     for (const auto &[n, r] : p99_ratio)
         std::printf("target: engine p99 at most 2x tree best fit's at %d nodes: %.2fx, %s\n", n, r,
                     r <= 2 ? "met" : "NOT met");
+}
+
+// The model of a file named on the command line (null: none named); nullopt, said on
+// stderr, for a file that does not load.
+template <class Model>
+std::optional<std::shared_ptr<const Model>> load_model(const std::string &path) {
+    if (path.empty())
+        return std::shared_ptr<const Model>();
+    auto m = Model::load(path);
+    if (!m) {
+        std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
+        return std::nullopt;
+    }
+    return std::make_shared<const Model>(std::move(m).value());
 }
 
 }  // namespace
@@ -255,24 +294,12 @@ int main(int argc, char **argv) {
                    "candidates (PlacementModel=)")
         ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
-    std::shared_ptr<const LearnedPlacement> scorer;
-    if (!placement_model.empty()) {
-        auto m = LearnedPlacement::load(placement_model);
-        if (!m) {
-            std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
-            return 1;
-        }
-        scorer = std::make_shared<const LearnedPlacement>(std::move(m).value());
-    }
-    std::optional<LearnedRisk> model;
-    if (!risk_model.empty()) {
-        auto m = LearnedRisk::load(risk_model);
-        if (!m) {
-            std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
-            return 1;
-        }
-        model = std::move(m).value();
-    }
+    auto scorer = load_model<LearnedPlacement>(placement_model);
+    auto risk = load_model<LearnedRisk>(risk_model);
+    if (!scorer || !risk)
+        return 1;
+    std::shared_ptr<const LearnedPlacement> placement = *scorer;
+    std::shared_ptr<const LearnedRisk> model = *risk;
 
     auto node = load_node_topology(node_file);
     if (!node) {
@@ -313,9 +340,9 @@ int main(int argc, char **argv) {
         opt.time_budget_ms = budget_ms;
         PlacementEngine engine(g, {}, {}, opt);
         std::optional<PlacementEngine> scored;
-        if (scorer) {
+        if (placement) {
             EngineOptions with = opt;
-            with.placement_model = scorer;
+            with.placement_model = placement;
             scored.emplace(g, CostConstants{}, RiskConstants{}, with);
         }
 
@@ -348,32 +375,13 @@ int main(int argc, char **argv) {
         const int below = time_probes(engine, state, learned_state ? &*learned_state : nullptr,
                                       scored ? &*scored : nullptr, probe_shapes, probes, verbose,
                                       stats);
-        const char *names[4] = {"engine", "tree-bestfit", "engine+model", "engine+scorer"};
-        for (int k = 0; k < 4; ++k)
-            if (!stats[k].ms.empty())
-                print_row(n, probes, names[k], stats[k], k == 0 ? std::to_string(below) : "-");
         engine_p99.push_back({g.gpu_count(), percentile(stats[0].ms, 0.99)});
         engine_nodes_p99.push_back({n, percentile(stats[0].ms, 0.99)});
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
                                     std::max(percentile(stats[1].ms, 0.99), 1e-9)});
-        const double engine_ms = std::accumulate(stats[0].ms.begin(), stats[0].ms.end(), 0.0);
-        const double base_ms = std::accumulate(stats[1].ms.begin(), stats[1].ms.end(), 0.0);
-        const double ratio = base_ms > 0 ? engine_ms / base_ms : 0;
-        std::printf(
-            "%-7d graph built in %.1f ms; %.0f%% GPUs busy; engine/baseline decision time %.2fx\n",
-            n, build_ms, 100 * busy / total, ratio);
-        if (model)
-            std::printf("%-7d learned model in use/hand-written: p99 decision time %.2fx\n", n,
-                        percentile(stats[2].ms, 0.99) / std::max(percentile(stats[0].ms, 0.99), 1e-9));
-        if (scorer)
-            std::printf("%-7d learned scorer/engine alone: p99 decision time %.3f ms against "
-                        "%.3f ms (%.2fx)%s\n",
-                        n, percentile(stats[3].ms, 0.99), percentile(stats[0].ms, 0.99),
-                        percentile(stats[3].ms, 0.99) /
-                            std::max(percentile(stats[0].ms, 0.99), 1e-9),
-                        n >= 10000 ? (percentile(stats[3].ms, 0.99) < 1 ? "; under 1 ms: met"
-                                                                         : "; under 1 ms: NOT met")
-                                   : "");
+        print_size(n, probes, stats, below,
+                   fmt::format("graph built in {:.1f} ms; {:.0f}% GPUs busy", build_ms,
+                               100 * busy / total));
     }
     print_targets(engine_nodes_p99, engine_p99, p99_ratio);
     return 0;
