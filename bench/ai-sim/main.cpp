@@ -466,42 +466,44 @@ void add_train_place_options(CLI::App &app, TrainPlaceOptions &po, std::string &
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     app.add_option("--validation", po.validation,
-                      "Of the training windows, the last ones that only choose the best round")
+                   "Of the training windows, the last ones that only choose the best round")
         ->check(CLI::Range(0, 999))
         ->capture_default_str();
-    app.add_option("--held-out", po.held_out, "Judged windows at each size, after the training days")
+    app.add_option("--held-out", po.held_out,
+                   "Judged windows at each size, after the training days")
         ->check(CLI::Range(1, 1000))
         ->capture_default_str();
     app.add_option("--sizes", po.sizes,
-                      "Judged at these multiples of --hosts and --overlay (default 2 4 16)")
+                   "Judged at these multiples of --hosts and --overlay (default 2 4 16)")
         ->check(CLI::Range(1, 1000));
     app.add_option("--width", po.width, "Width of the network")
         ->check(CLI::Range(1, kPlaceMaxWidth))
         ->capture_default_str();
     app.add_option("--imitation-epochs", po.imitation_epochs,
-                      "Epochs of imitation of the engine's objective")
+                   "Epochs of imitation of the engine's objective")
         ->check(CLI::Range(0, 10000))
         ->capture_default_str();
     app.add_option("--rounds", po.rounds,
-                      "Rounds of policy gradient, each one episode per training window")
+                   "Rounds of policy gradient, each one episode per training window")
         ->check(CLI::Range(0, 10000))
         ->capture_default_str();
     app.add_option("--regularizer", po.regularizer,
-                      "Weight of the SRR terms (decorrelation and KL to the standard normal); 0: none")
+                   "Weight of the SRR terms (decorrelation and KL to the standard normal); "
+                   "0: none")
         ->check(CLI::Range(0.0, 100.0))
         ->capture_default_str();
     app.add_option("--learning-rate", po.learning_rate, "Adam's step size")
         ->check(kPositive)
         ->capture_default_str();
     app.add_option("--temperature", po.temperature,
-                      "Softmax temperature of the policy-gradient episodes")
+                   "Softmax temperature of the policy-gradient episodes")
         ->check(kPositive)
         ->capture_default_str();
     app.add_option("--max-decisions", po.max_decisions, "Decisions kept per window and episode")
         ->check(CLI::Range(1, 10000000))
         ->capture_default_str();
     app.add_option("--out", out,
-                      "Write the model here (JSON, PlacementModel= of ai_select.conf)")
+                   "Write the model here (JSON, PlacementModel= of ai_select.conf)")
         ->required();
 }
 

@@ -762,7 +762,8 @@ int write_report(const ReportOptions &o) {
     // The page's prose, read first: a report that cannot be written is not run.
     const std::string page_template = read_page_template(std::string(SLURM_AI_SOURCE_DIR) +
                                                          "/bench/ai-sim/evaluation_template.md");
-    auto learned = load_learned_placement(std::string(SLURM_AI_SOURCE_DIR) + "/contrib/slurm.conf.d");
+    auto learned =
+        load_learned_placement(std::string(SLURM_AI_SOURCE_DIR) + "/contrib/slurm.conf.d");
     if (!learned)
         return fail(learned.error().message());
     ReportRun run;

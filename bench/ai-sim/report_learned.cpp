@@ -20,8 +20,9 @@ double change(const PlaceJudgement &j) {
 }
 
 bool meets_goal(const LearnedPlacementInfo &i) {
-    return !i.judged.empty() && std::all_of(i.judged.begin(), i.judged.end(),
-                                            [](const PlaceJudgement &j) { return change(j) <= -kGoal; });
+    return !i.judged.empty() &&
+           std::all_of(i.judged.begin(), i.judged.end(),
+                       [](const PlaceJudgement &j) { return change(j) <= -kGoal; });
 }
 
 }  // namespace

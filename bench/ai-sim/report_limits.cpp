@@ -11,7 +11,6 @@
 namespace slurm_ai::sim {
 namespace {
 
-
 const Summary *row_of(const std::vector<Summary> &rows, const std::string &policy) {
     auto it = std::find_if(rows.begin(), rows.end(),
                            [&](const Summary &s) { return s.policy == policy; });

@@ -4,7 +4,6 @@
 #include <chrono>
 #include <cmath>
 #include <memory>
-#include <mutex>
 #include <numeric>
 #include <ostream>
 #include <random>
@@ -23,9 +22,20 @@ struct Step {
     std::size_t chosen = 0;
 };
 
-// Picks the objective's candidate (no model), or draws from the model's softmax at
-// `temperature` (0: the model's best); records up to `cap` decisions of more than one
-// candidate, drawn evenly over the run (reservoir sampling).
+std::vector<double> softmax(const std::vector<double> &s, double temperature) {
+    const double top = *std::max_element(s.begin(), s.end());
+    std::vector<double> p(s.size());
+    double sum = 0;
+    for (std::size_t i = 0; i < s.size(); ++i)
+        sum += p[i] = std::exp((s[i] - top) / temperature);
+    for (double &x : p)
+        x /= sum;
+    return p;
+}
+
+// Picks the objective's candidate (no model), or draws one from the model's softmax at
+// `temperature` (> 0); records up to `cap` decisions of more than one candidate, drawn
+// evenly over the run (reservoir sampling). One simulation's, on its thread.
 class Recorder final : public CandidateChooser {
   public:
     Recorder(const LearnedPlacement *model, double temperature, std::uint64_t seed, int cap)
@@ -35,16 +45,9 @@ class Recorder final : public CandidateChooser {
     std::size_t choose(const PlaceDecision &d) const override {
         std::size_t pick = d.objective_pick;
         if (model_) {
-            const auto s = model_->scores(d);
-            pick = std::max_element(s.begin(), s.end()) - s.begin();
-            if (temperature_ > 0) {
-                std::vector<double> p(s.size());
-                for (std::size_t i = 0; i < s.size(); ++i)
-                    p[i] = std::exp((s[i] - s[pick]) / temperature_);
-                pick = std::discrete_distribution<std::size_t>(p.begin(), p.end())(draw_);
-            }
+            const auto p = softmax(model_->scores(d), temperature_);
+            pick = std::discrete_distribution<std::size_t>(p.begin(), p.end())(draw_);
         }
-        std::lock_guard<std::mutex> lock(mutex_);
         ++seen_;
         if (steps_.size() < cap_)
             steps_.push_back({d, pick});
@@ -52,14 +55,13 @@ class Recorder final : public CandidateChooser {
             steps_[j] = {d, pick};
         return pick;
     }
-    std::vector<Step> steps() const { return steps_; }
+    const std::vector<Step> &steps() const { return steps_; }
 
   private:
     const LearnedPlacement *model_;
     double temperature_;
     mutable std::mt19937_64 draw_, keep_;
     std::size_t cap_;
-    mutable std::mutex mutex_;
     mutable std::vector<Step> steps_;
     mutable std::uint64_t seen_ = 0;
 };
@@ -92,17 +94,6 @@ struct Adam {
     double rate;
     int t = 0;
 };
-
-std::vector<double> softmax(const std::vector<double> &s, double temperature) {
-    const double top = *std::max_element(s.begin(), s.end());
-    std::vector<double> p(s.size());
-    double sum = 0;
-    for (std::size_t i = 0; i < s.size(); ++i)
-        sum += p[i] = std::exp((s[i] - top) / temperature);
-    for (double &x : p)
-        x /= sum;
-    return p;
-}
 
 // The gradient of a batch's loss added into grad: for each step, ds from `ds_of` (its
 // scores given), and the SRR terms over every candidate's u times `reg`. Returns the
@@ -279,7 +270,7 @@ Parsed<std::vector<Window>> training_windows(const TrainPlaceOptions &o,
     const std::size_t fit = out.size() - static_cast<std::size_t>(o.validation);
     for (std::size_t k = 0; k < out.size(); ++k) {
         out[k].engine_jct_h = jct[k];
-        const auto steps = recorders[k]->steps();
+        const auto &steps = recorders[k]->steps();
         if (k < fit)
             decisions.insert(decisions.end(), steps.begin(), steps.end());
         log << fmt::format("{} window {} ({}): {} jobs, engine mean JCT {:.3f} h, {} decisions "
@@ -382,7 +373,7 @@ void policy_gradient(LearnedPlacement &m, std::vector<Window> &windows,
                 Window &w = windows[first + i];
                 const double advantage = w.engine_jct_h / jct[i] - 1 - w.baseline;
                 w.baseline = 0.8 * w.baseline + 0.2 * (w.engine_jct_h / jct[i] - 1);
-                const auto steps = recorders[i]->steps();
+                const auto &steps = recorders[i]->steps();
                 std::vector<const Step *> batch;
                 for (const auto &s : steps)
                     batch.push_back(&s);

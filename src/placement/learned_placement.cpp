@@ -29,7 +29,7 @@ constexpr const char *kRegionNames[kPlaceRegionInputs] = {
     "leaf uplink load"};
 
 InputError malformed(std::string_view source, std::string field, std::string value,
-               std::string expected) {
+                     std::string expected) {
     return InputError{std::move(field), std::move(value), std::move(expected),
                       std::string(source), 0};
 }
@@ -83,16 +83,13 @@ double dot(const std::vector<double> &a, const std::vector<double> &b) {
     return s;
 }
 
-// grad[at + r*z + i] += g[r] * z[i], and the gradient in z added into dz (when given).
-void affine_back(const std::vector<double> &w, std::size_t at, const std::vector<double> &g,
-                 const std::vector<double> &z, std::vector<double> &grad,
-                 std::vector<double> *dz) {
+// The gradient of W in y = W z (+ b), row-major at grad[at], given y's: grad[at + r*z + i]
+// += g[r] * z[i]. (The inputs z are data: no gradient flows further back.)
+void affine_back(std::size_t at, const std::vector<double> &g, const std::vector<double> &z,
+                 std::vector<double> &grad) {
     for (std::size_t r = 0; r < g.size(); ++r)
-        for (std::size_t i = 0; i < z.size(); ++i) {
+        for (std::size_t i = 0; i < z.size(); ++i)
             grad[at + r * z.size() + i] += g[r] * z[i];
-            if (dz)
-                (*dz)[i] += g[r] * w[at + r * z.size() + i];
-        }
 }
 
 // A region of the fabric as the scorer sees it: an NVLink domain, else a leaf switch,
@@ -171,15 +168,16 @@ PlaceDecision placement_inputs(const ClusterGraph &g, const ClusterState &state,
         PlaceCandidate out;
         double largest = 0;
         for (const auto &[region, here] : taken) {
+            const std::vector<int> hosts = region_hosts(g, region);
             double total = 0, free = 0;
-            for (int h : region_hosts(g, region)) {
+            for (int h : hosts) {
                 const int n = static_cast<int>(g.node(h).gpus.size());
                 total += by_gpu ? n : 1;
                 if (state.usable[h] && !state.down[h])
                     free += by_gpu ? state.free_gpu_count(h) : state.host_free(h);
             }
             total = std::max(total, 1.0);
-            const int leaf = g.host_leaf(region_hosts(g, region).front());
+            const int leaf = g.host_leaf(hosts.front());
             const double load =
                 leaf >= 0 && static_cast<std::size_t>(leaf) < state.uplink_load.size()
                     ? state.uplink_load[static_cast<std::size_t>(leaf)]
@@ -296,20 +294,20 @@ void LearnedPlacement::backward(const Pass &p, const std::vector<double> &ds,
                 gv[i] = pc.a[r] * gu[i] * (1 - pc.v[r][i] * pc.v[r][i]);
                 grad[at.bv + i] += gv[i];
             }
-            affine_back(w, at.wk, gk, pc.zr[r], grad, nullptr);
-            affine_back(w, at.wv, gv, pc.zr[r], grad, nullptr);
+            affine_back(at.wk, gk, pc.zr[r], grad);
+            affine_back(at.wv, gv, pc.zr[r], grad);
         }
         for (std::size_t i = 0; i < d; ++i) {
             gh[i] *= 1 - pc.h[i] * pc.h[i];
             grad[at.bh + i] += gh[i];
         }
-        affine_back(w, at.wh, gh, pc.zc, grad, nullptr);
+        affine_back(at.wh, gh, pc.zc, grad);
     }
     for (std::size_t i = 0; i < d; ++i) {
         dq[i] *= 1 - p.q[i] * p.q[i];
         grad[at.bq + i] += dq[i];
     }
-    affine_back(w, at.wq, dq, p.zj, grad, nullptr);
+    affine_back(at.wq, dq, p.zj, grad);
 }
 
 std::string LearnedPlacement::to_json() const {
@@ -349,13 +347,13 @@ std::optional<InputError> read_numbers(const nlohmann::json *at, const std::stri
                                        std::string_view source) {
     if (!at || !at->is_array() || at->size() != n)
         return malformed(source, name, at ? at->dump().substr(0, 80) : "",
-                   "an array of " + std::to_string(n) + " numbers");
+                         "an array of " + std::to_string(n) + " numbers");
     for (std::size_t i = 0; i < n; ++i) {
         const auto &v = (*at)[i];
         if (!v.is_number() || !(v.get<double>() >= low && v.get<double>() <= high))
             return malformed(source, name + "[" + std::to_string(i) + "]", v.dump(),
-                       "a number from " + nlohmann::json(low).dump() + " to " +
-                           nlohmann::json(high).dump());
+                             "a number from " + nlohmann::json(low).dump() + " to " +
+                                 nlohmann::json(high).dump());
         out[i] = v.get<double>();
     }
     return std::nullopt;
@@ -391,16 +389,20 @@ std::optional<InputError> read_record(const nlohmann::json &j, LearnedPlacementI
                                    v.at("engine_mean_jct_h").get<double>()});
     } catch (const nlohmann::json::exception &e) {
         return malformed(source, "trained/judged", e.what(),
-                   "the training record: trained {scenario, method, hosts, windows, decisions, epochs, regularizer} and judged [{hosts, windows, mean_jct_h, engine_mean_jct_h}]");
+                         "the training record: trained {scenario, method, hosts, windows, "
+                         "decisions, epochs, regularizer} and judged [{hosts, windows, "
+                         "mean_jct_h, engine_mean_jct_h}]");
     }
     const auto *verdict = member(j, "beats_engine");
     if (!verdict || !verdict->is_boolean())
-        return malformed(source, "beats_engine", verdict ? verdict->dump() : "", "true or false");
+        return malformed(source, "beats_engine", verdict ? verdict->dump() : "",
+                         "true or false");
     if (verdict->get<bool>() != info.beats_engine())
         return malformed(source, "beats_engine", verdict->dump(),
-                   std::string(info.beats_engine() ? "true" : "false") +
-                       ", as the judged figures say (below the engine's mean JCT by more than "
-                       "0.5% at every judged size)");
+                         std::string(info.beats_engine() ? "true" : "false") +
+                             ", as the judged figures say (below the engine's mean JCT by more "
+                             "than " + nlohmann::json(100 * kJctTie).dump() +
+                             "% at every judged size)");
     return std::nullopt;
 }
 
@@ -411,8 +413,7 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
     try {
         j = nlohmann::json::parse(text);
     } catch (const nlohmann::json::exception &e) {
-        return malformed(source, "JSON", e.what(),
-                   "a learned placement scorer's JSON file");
+        return malformed(source, "JSON", e.what(), "a learned placement scorer's JSON file");
     }
     auto field = [&](const char *key) {
         const auto *v = member(j, key);
@@ -426,7 +427,7 @@ Parsed<LearnedPlacement> LearnedPlacement::parse(std::string_view text, std::str
     if (!width || !width->is_number_integer() || width->get<long>() < 1 ||
         width->get<long>() > kPlaceMaxWidth)
         return malformed(source, "width", field("width"),
-                   "a whole number from 1 to " + std::to_string(kPlaceMaxWidth));
+                         "a whole number from 1 to " + std::to_string(kPlaceMaxWidth));
     LearnedPlacement m(width->get<int>());
     // Bounds that keep every sum of the network finite (training stays far inside them).
     const std::tuple<const char *, const char *, double *, std::size_t, double> groups[] = {

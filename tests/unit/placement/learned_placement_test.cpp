@@ -222,7 +222,8 @@ TEST_CASE("learned placement: the file, its verdict and its errors", "[placement
     CHECK(back->width() == 2);
     CHECK(back->info.judged.size() == 2);
     CHECK(back->info.beats_engine());
-    CHECK_THAT(back->info.judged_text(), Catch::Contains("7.900 h against the engine's 8.100 h at 288 hosts"));
+    CHECK_THAT(back->info.judged_text(),
+               Catch::Contains("7.900 h against the engine's 8.100 h at 288 hosts"));
 
     // A loss at one judged size is no win, nor a tie (within 0.5%: 6.28 against 6.3), nor
     // never having been judged.
