@@ -9,6 +9,13 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 : "${DOCKER_PROJECT:?DOCKER_PROJECT must name the compose project (ctest sets it)}"
 : "${SLURM_AI_SHARED_DIR:?SLURM_AI_SHARED_DIR must name the shared folder (ctest sets it)}"
 export SLURM_AI_SHARED_DIR SLURM_AI_IMAGE=${SLURM_AI_IMAGE:-slurm-ai-minicluster:22.05}
+# The network docker.setup chose (setup.sh), so that every later compose command reads the
+# same configuration.
+NET_FILE=$SLURM_AI_SHARED_DIR/network.env
+if [ -z "${SLURM_AI_NET:-}" ] && [ -f "$NET_FILE" ]; then
+    SLURM_AI_NET=$(sed -n 's/^SLURM_AI_NET=//p' "$NET_FILE")
+    export SLURM_AI_NET
+fi
 
 fail() {
     echo "FAIL [$TEST_NAME]: $*" >&2
