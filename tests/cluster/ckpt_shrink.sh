@@ -82,10 +82,12 @@ expect_contains "elastic job: reason" "$(py "$r" 'd["restarts"][0]["reason"]')" 
 expect_eq "elastic job: checkpoint step saved by the survivors" \
     "$(py "$e_json" 'd["runs"][1]["resume_step"]')" "$(py "$r" 'd["restarts"][0]["step_after"]')"
 
-# Requeued by Slurm: resumed from the last periodic checkpoint; lost only the steps since.
+# Requeued by Slurm: resumed from the last periodic checkpoint there was when it came back
+# (the one before the failure, or one the survivor wrote in the moment the kill took: both
+# ranks had committed that step); lost only the steps since.
 b_lost_steps=$(py "$b_json" 'd["runs"][1]["lost"]')
 b_since=$(py "$b_json" 'd["failures"][0]["committed_before"] - d["failures"][0]["newest_checkpoint_before"]')
-expect_eq "job b: resumed from" "$(py "$b_json" 'd["failures"][0]["newest_checkpoint_before"]')" \
+expect_eq "job b: resumed from" "$(py "$b_json" 'd["runs"][1]["checkpoint_before"]')" \
     "$(py "$b_json" 'd["runs"][1]["resume_step"]')"
 # The trainer on the dead node may commit a step or two after FAILED_AT (the kill takes a
 # moment); what it may lose is bounded by the checkpoint interval.

@@ -6,6 +6,7 @@ chain check only):
 
   {"runs": [{"start": T, "resume_step": S, "resume_from": PATH, "restart": C, "nodes": [..],
              "committed_before": K,     # highest step committed before the run started
+             "checkpoint_before": C,    # newest checkpoint written before it started
              "lost": K - S}],           # committed steps the run had to do again
    "checkpoints": [[T, step, why], ...], "done": [[rank, step, digest], ...],
    "errors": [...], "final_step": S or null, "final_digest_ok": true/false,
@@ -49,6 +50,7 @@ def analyse(path, failures):
                 runs.append({"start": t, "resume_step": int(kv["step"]), "resume_from": kv["from"],
                              "restart": int(kv["restart"]), "nodes": [],
                              "committed_before": committed,
+                             "checkpoint_before": max([0] + [c[1] for c in checkpoints]),
                              "lost": committed - int(kv["step"])})
             runs[-1]["nodes"].append(node)
         elif kind.startswith("step="):
