@@ -79,6 +79,13 @@ long peak_rss_mib() {
     return u.ru_maxrss / 1024;
 }
 
+// How many probes, each timed how many times.
+struct ProbePlan {
+    int probes = 1000;  // 125 of each shape: the p99 is the tenth slowest decision
+    int repeat = 5;
+    bool verbose = false;
+};
+
 // The decisions of one policy over the probes of one size.
 struct ProbeStats {
     std::vector<double> ms, eff;
@@ -127,11 +134,11 @@ ClusterState with_failure_history(ClusterState &state, const LearnedRisk &model,
 // stats (in that order). Returns how many probes the engine placed less efficiently.
 int time_probes(const PlacementEngine &engine, const ClusterState &state,
                 const ClusterState *learned_state, const PlacementEngine *scored,
-                const std::vector<Shape> &probe_shapes, int probes, bool verbose,
+                const std::vector<Shape> &probe_shapes, const ProbePlan &plan,
                 ProbeStats stats[4]) {
     const PlacementPolicy bestfit = *make_policy("tree-bestfit");
     int below = 0;
-    for (int i = 0; i < probes; ++i) {
+    for (int i = 0; i < plan.probes; ++i) {
         auto d = make_job(probe_shapes[i % probe_shapes.size()]);
         engine.lower_bound(d);  // warm the per-shape cache, as a long-running plugin has it
         if (scored)
@@ -142,12 +149,19 @@ int time_probes(const PlacementEngine &engine, const ClusterState &state,
         for (int k = 0; k < 4; ++k) {
             if ((k == 2 && !learned_state) || (k == 3 && !scored))
                 continue;
-            auto start = std::chrono::steady_clock::now();
-            auto dec = (k == 3 ? *scored : engine)
-                           .place(d, k == 2 ? *learned_state : state, *policies[k]);
-            stats[k].ms.push_back(std::chrono::duration<double, std::milli>(
-                                      std::chrono::steady_clock::now() - start)
-                                      .count());
+            // The same decision `repeat` times (it reads the state, never changes it); its
+            // median time, so that an interrupt in one of them is not the decision's cost.
+            std::vector<double> times;
+            Decision dec;
+            for (int r = 0; r < plan.repeat; ++r) {
+                auto start = std::chrono::steady_clock::now();
+                dec = (k == 3 ? *scored : engine)
+                          .place(d, k == 2 ? *learned_state : state, *policies[k]);
+                times.push_back(std::chrono::duration<double, std::milli>(
+                                    std::chrono::steady_clock::now() - start)
+                                    .count());
+            }
+            stats[k].ms.push_back(percentile(times, 0.5));
             if (dec.placement) {
                 ++stats[k].fits;
                 eff[k] = dec.placement->efficiency;
@@ -156,7 +170,7 @@ int time_probes(const PlacementEngine &engine, const ClusterState &state,
         }
         if (eff[0] >= 0 && eff[1] >= 0 && eff[0] < eff[1] - 1e-9)
             ++below;
-        if (verbose)
+        if (plan.verbose)
             std::printf(
                 "  probe %d: %u x %u GPUs %s: engine %.3f ms eff %.3f, tree-bestfit %.3f ms "
                 "eff %.3f\n",
@@ -269,21 +283,26 @@ std::optional<std::shared_ptr<const Model>> load_model(const std::string &path) 
 
 }  // namespace
 
+// --probes and --repeat: a count, of at least one.
+const CLI::Range kCount(1, 1000000);
+
 int main(int argc, char **argv) {
     CLI::App app{"ai-bench-placement: decision time and efficiency, engine vs tree best-fit"};
     std::string node_file = std::string(SLURM_AI_DATA_DIR) + "/nccl-topo/ndv4-topo.xml";
     std::vector<int> sizes{64, 1000, 10000, 12500};
     double occupancy = 0.7, budget_ms = 5;
-    int probes = 120, uplinks = 16;
+    ProbePlan plan;
+    int uplinks = 16;
     app.add_option(
         "--uplinks", uplinks,
         "Uplinks per leaf of 32 hosts (16: 2:1 by host links; fewer: more oversubscribed)");
-    bool verbose = false;
-    app.add_flag("--verbose", verbose, "Print every probe");
+    app.add_flag("--verbose", plan.verbose, "Print every probe");
     app.add_option("--node", node_file, "Node topology of every host")->check(CLI::ExistingFile);
     app.add_option("--sizes", sizes, "Cluster sizes in nodes");
     app.add_option("--occupancy", occupancy, "Share of GPUs busy before the probes");
-    app.add_option("--probes", probes, "Probe jobs per cluster size");
+    app.add_option("--probes", plan.probes, "Probe jobs per cluster size")->check(kCount);
+    app.add_option("--repeat", plan.repeat, "Timings of each decision (its median counts)")
+        ->check(kCount);
     app.add_option("--budget-ms", budget_ms, "The engine's time budget per decision");
     std::string risk_model, placement_model;
     app.add_option("--risk-model", risk_model,
@@ -373,13 +392,13 @@ int main(int argc, char **argv) {
             learned_state->wanted = state.wanted;
         ProbeStats stats[4];
         const int below = time_probes(engine, state, learned_state ? &*learned_state : nullptr,
-                                      scored ? &*scored : nullptr, probe_shapes, probes, verbose,
+                                      scored ? &*scored : nullptr, probe_shapes, plan,
                                       stats);
         engine_p99.push_back({g.gpu_count(), percentile(stats[0].ms, 0.99)});
         engine_nodes_p99.push_back({n, percentile(stats[0].ms, 0.99)});
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
                                     std::max(percentile(stats[1].ms, 0.99), 1e-9)});
-        print_size(n, probes, stats, below,
+        print_size(n, plan.probes, stats, below,
                    fmt::format("graph built in {:.1f} ms; {:.0f}% GPUs busy", build_ms,
                                100 * busy / total));
     }
