@@ -79,7 +79,9 @@ long peak_rss_mib() {
     return u.ru_maxrss / 1024;
 }
 
-// How many probes, each timed how many times.
+// How many probes, each timed how many times; --probes and --repeat are counts of at
+// least one.
+const CLI::Range kCount(1, 1000000);
 struct ProbePlan {
     int probes = 1000;  // 125 of each shape: the p99 is the tenth slowest decision
     int repeat = 5;
@@ -283,8 +285,6 @@ std::optional<std::shared_ptr<const Model>> load_model(const std::string &path) 
 
 }  // namespace
 
-// --probes and --repeat: a count, of at least one.
-const CLI::Range kCount(1, 1000000);
 
 int main(int argc, char **argv) {
     CLI::App app{"ai-bench-placement: decision time and efficiency, engine vs tree best-fit"};

@@ -32,6 +32,11 @@ def state_at(step):
     return digest
 
 
+def newest_before(entries, t):
+    """The highest step among [time, step, ...] entries earlier than t (0 if none)."""
+    return max([0] + [e[1] for e in entries if e[0] < t])
+
+
 def analyse(path, failures):
     events = []
     with open(path, errors="replace") as f:
@@ -50,7 +55,7 @@ def analyse(path, failures):
                 runs.append({"start": t, "resume_step": int(kv["step"]), "resume_from": kv["from"],
                              "restart": int(kv["restart"]), "nodes": [],
                              "committed_before": committed,
-                             "checkpoint_before": max([0] + [c[1] for c in checkpoints]),
+                             "checkpoint_before": newest_before(checkpoints, t),
                              "lost": committed - int(kv["step"])})
             runs[-1]["nodes"].append(node)
         elif kind.startswith("step="):
@@ -74,8 +79,8 @@ def analyse(path, failures):
     for ft in failures:
         out["failures"].append({
             "at": ft,
-            "newest_checkpoint_before": max([0] + [c[1] for c in checkpoints if c[0] < ft]),
-            "committed_before": max([0] + [c[1] for c in commits if c[0] < ft])})
+            "newest_checkpoint_before": newest_before(checkpoints, ft),
+            "committed_before": newest_before(commits, ft)})
     return out
 
 
