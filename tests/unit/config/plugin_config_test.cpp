@@ -112,6 +112,18 @@ TEST_CASE("ai_select.conf: the lease keys, and times that do not fit together", 
     CHECK(c->lease.health_file == "/var/log/xid.log");
     CHECK(c->lease.watch);
     CHECK_FALSE(parse_plugin_config("LeaseWatch=no\n", "a.conf", "")->lease.watch);
+    // The lease section compares as a whole, its times included: written out in other
+    // units it is the same, one time changed it is not.
+    auto same = parse_plugin_config("LeasePeriod=2s\nLeaseFence=5\nLeaseLapse=8\nLeaseKill=60\n"
+                                    "LeasePort=7000\nHealthEventFile=/var/log/xid.log\n",
+                                    "/etc/slurm/ai_select.conf", "");
+    REQUIRE(same.ok());
+    CHECK(same->lease == c->lease);
+    auto other = parse_plugin_config("LeasePeriod=2\nLeaseFence=5s\nLeaseLapse=8s\nLeaseKill=2m\n"
+                                     "LeasePort=7000\nHealthEventFile=/var/log/xid.log\n",
+                                     "/etc/slurm/ai_select.conf", "");
+    REQUIRE(other.ok());
+    CHECK_FALSE(other->lease == c->lease);
     // A node must fence before its lease can be taken over.
     auto late = parse_plugin_config("LeaseFence=4s\n", "/etc/slurm/ai_select.conf", "");
     REQUIRE_FALSE(late.ok());

@@ -33,6 +33,7 @@ struct LeaseTimes {
     double fence_s = 2.0;   // the agent fences after this long without a grant
     double lapse_s = 3.0;   // ai-recover counts the lease lapsed after this long
     double kill_s = 30.0;   // frozen this long, fenced tasks are killed
+    bool operator==(const LeaseTimes &) const = default;
 };
 // The times make sense together: positive, a period under the fence time, the fence time
 // under the lapse time (a node fences before its lease can be taken over). The error
