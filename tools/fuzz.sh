@@ -47,10 +47,10 @@ fi
 # A unity build (several sources per compiler run): about a third less CPU. Line tables
 # only (-gline-tables-only), enough for the file and line of every frame of a report, and
 # much cheaper to compile than full debug information; the code is the same.
+line_tables="-O2 -gline-tables-only -DNDEBUG"
 if ! cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
     -DCMAKE_UNITY_BUILD=ON \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
-    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -gline-tables-only -DNDEBUG" \
+    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$line_tables" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$line_tables" \
     -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_AI_FUZZ=ON -DSLURM_AI_BUILD_PLUGINS=OFF \
     -DSLURM_AI_BUILD_TESTS=OFF -DSLURM_AI_SHARED_DATA="$data" >"$build.configure.log" 2>&1 ||
     ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" \

@@ -38,8 +38,9 @@ done
 # about a third less compile time, which a 2-core CI machine spends on the tests instead.
 # A directory configured before keeps its flags.
 flags=()
-[ -f "$build/CMakeCache.txt" ] ||
-  flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -DNDEBUG")
+no_debug_info="-O2 -DNDEBUG"
+[ -f "$build/CMakeCache.txt" ] || flags=(-DCMAKE_C_FLAGS_RELWITHDEBINFO="$no_debug_info"
+                                         -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$no_debug_info")
 BUILD_DIR=$build tools/build.sh -DSLURM_AI_WERROR=ON "-DSLURM_AI_OTHER_SLURM=${other// /;}" \
   "${flags[@]}"
 

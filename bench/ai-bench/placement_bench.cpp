@@ -285,7 +285,6 @@ std::optional<std::shared_ptr<const Model>> load_model(const std::string &path) 
 
 }  // namespace
 
-
 int main(int argc, char **argv) {
     CLI::App app{"ai-bench-placement: decision time and efficiency, engine vs tree best-fit"};
     std::string node_file = std::string(SLURM_AI_DATA_DIR) + "/nccl-topo/ndv4-topo.xml";

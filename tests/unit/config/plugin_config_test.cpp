@@ -124,6 +124,16 @@ TEST_CASE("ai_select.conf: the lease keys, and times that do not fit together", 
                                      "/etc/slurm/ai_select.conf", "");
     REQUIRE(other.ok());
     CHECK_FALSE(other->lease == c->lease);
+    // The shipped file names every lease key, at its default.
+    const std::string shipped = std::string(SLURM_AI_CONTRIB) + "/slurm.conf.d/ai_select.conf";
+    auto contrib = load_plugin_config(shipped, "/etc/slurm/topology.conf");
+    REQUIRE(contrib.ok());
+    CHECK(contrib->lease == LeaseConfig{});
+    auto text = read_text_file(shipped);
+    REQUIRE(text.ok());
+    for (const char *key : {"LeaseWatch", "LeasePort", "LeasePeriod", "LeaseFence", "LeaseLapse",
+                            "LeaseKill", "HealthEventFile"})
+        CHECK_THAT(*text, Catch::Contains(key));
     // A node must fence before its lease can be taken over.
     auto late = parse_plugin_config("LeaseFence=4s\n", "/etc/slurm/ai_select.conf", "");
     REQUIRE_FALSE(late.ok());
