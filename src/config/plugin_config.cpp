@@ -198,7 +198,7 @@ const std::vector<KeySpec> kKeys = {
      [](const Line &l, Target &t) {
          return parse_number(l, 0, 1000, t.c.risk.switch_per_day);
      }},
-    {{"RiskDomainPerDay", "X", "20 x RiskSwitchPerDay",
+    {{"RiskDomainPerDay", "X", "0.0005",
       "the risk model's failure rate of an NVLink domain, per day"},
      [](const Line &l, Target &t) {
          return parse_number(l, 0, 1000, t.c.risk.domain_per_day);
