@@ -23,13 +23,16 @@ leaves_of() {  # number of leaf switches (n1-n4 = leaf1, n5-n8 = leaf2) in a nod
 run_on() {  # run_on CONF: submits the 3-node job, prints its node list
     local id
     SLURM_CONF=$1 scontrol update NodeName=n[3-4,7-8] Weight=10
-    id=$(SLURM_CONF=$1 sbatch --parsable -N3 -o /dev/null --wrap='sleep 1')
+    # It runs until cancelled: a job that ends by itself can end between two looks of a
+    # loaded machine, and then its nodes are never seen.
+    id=$(SLURM_CONF=$1 sbatch --parsable -N3 -o /dev/null --wrap='sleep 300')
     for _ in $(seq 30); do
         nodes=$(SLURM_CONF=$1 squeue -h -j "$id" -t R -o %N)
         [ -n "$nodes" ] && break
         sleep 1
     done
     SLURM_CONF=$1 scancel "$id"
+    SLURM_CONF=$1 wait_job_gone "$id"
     echo "$nodes"
 }
 
