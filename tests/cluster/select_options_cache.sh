@@ -17,8 +17,10 @@ for _ in $(seq 30); do
     [ "$(squeue -h -n ai-cache-block -t R | wc -l)" -eq 2 ] && break
     sleep 0.5
 done
+# It runs until cancelled (the trap above): the requeue below needs it running, and a job
+# that ends by itself can end between two looks of a loaded machine.
 probe=$(sbatch --parsable -J ai-cache-probe -N4 --ai-locality=hard --ai-comm=allreduce:bytes=1G \
-    -o /dev/null --wrap='sleep 1')
+    -o /dev/null --wrap='sleep 300')
 # Each update of the job makes slurmctld run its scheduler, which tests the job again; on a
 # loaded machine a pass can be skipped, so it goes on until three tests or a minute.
 for i in $(seq 60); do
