@@ -270,6 +270,15 @@ for line in sys.stdin:
             "judged": judged, "beats_engine": not lost}))' | while read -r line; do
                 printf '%s' "$line" | seed "$d"
             done ;;
+        shape_profile)  # each measured model's placements as a profile of 4-GPU hosts, and
+            # all of them in one file, in both spellings of a shape
+            for f in "$data"/comm-measurements/*/placements.csv; do
+                awk -F, 'NR == 1 {print "gpus_per_host,shape,step"} NR > 1 {print "4," $1 "," $3}' \
+                    "$f" | seed "$d"
+            done
+            awk -F, 'BEGIN {print "gpus_per_host,shape,step"} FNR > 1 {
+                     s = ""; for (i = 1; i <= length($1); ++i) s = s (i > 1 ? "+" : "") substr($1, i, 1)
+                     print "4," s "," $3 }' "$data"/comm-measurements/*/placements.csv | seed "$d" ;;
         learned_risk)  # the model ai-sim train-risk made of the fault trace (contrib)
             seed_files "$d" contrib/slurm.conf.d/risk-model-*.json ;;
         checkpoint_records)  # restart records and checkpoint names naming the fabric's hosts

@@ -3,7 +3,9 @@
 // placement as a data-parallel all-reduce on a cluster of g4dn.12xlarge nodes, fits the
 // hardware constants and each model's gradient size on a deterministic share of the
 // configurations and reports, for the rest, the error and the rank correlation of the
-// predicted sync time, next to a baseline proportional to the number of nodes.
+// predicted sync time, next to a baseline proportional to the number of nodes. With
+// --shapes it also writes the measured step times by shape as a ShapeProfile file for
+// ai_select.conf (testbed::measured_shapes).
 // Exit status: 0 success, 1 bad input (the message names the file, line and field), 2 bad
 // usage.
 #include <iostream>
@@ -12,6 +14,9 @@
 #include <CLI/CLI.hpp>
 
 #include "report.hpp"
+#include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/topology/node_topology.hpp"
 #include "testbed/measurements.hpp"
 #include "validation.hpp"
 
@@ -47,6 +52,12 @@ int main(int argc, char **argv) {
     app.add_flag("--smallest-batch", options.smallest_batch,
                  "Fit and score the sync time at each placement's smallest local_bsz (the "
                  "least hidden by computation) instead of the mean over local_bsz");
+    std::string shapes_file, shapes_without;
+    app.add_option("--shapes", shapes_file,
+                   "Also write the measured step times by shape to this file, a ShapeProfile "
+                   "for ai_select.conf, for hosts of as many GPUs as --node has");
+    app.add_option("--shapes-without", shapes_without,
+                   "Models (comma-separated) the --shapes file leaves out");
     auto *json_flag = app.add_flag("--json", as_json, "Print JSON, with every configuration");
     app.add_flag("--markdown", as_markdown, "Print markdown tables")->excludes(json_flag);
     try {
@@ -62,6 +73,20 @@ int main(int argc, char **argv) {
         if (!data) {
             std::cerr << "ai-fit: " << data.error().message() << '\n';
             return 1;
+        }
+        if (!shapes_file.empty()) {
+            auto node = load_node_topology(options.node_file);
+            if (!node) {
+                std::cerr << "ai-fit: " << node.error().message() << '\n';
+                return 1;
+            }
+            std::vector<std::string> without;
+            if (!shapes_without.empty())
+                for (auto m : text::split(shapes_without, ','))
+                    without.emplace_back(text::trim(m));
+            auto profile = testbed::measured_shapes(
+                data.value(), static_cast<int>(node.value().gpus.size()), without);
+            write_text_file_atomically(shapes_file, profile.csv());
         }
         auto report = run_fit(data.value(), options);
         if (!report) {

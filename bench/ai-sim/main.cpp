@@ -113,6 +113,9 @@ void add_scenario_options(CLI::App &app, Cli &c) {
     app.add_option("--host-gbps", s.cluster.host_gbps, "Each host's link, Gb/s")
         ->check(kPositive)
         ->capture_default_str();
+    app.add_option("--shape-profile", s.cluster.shape_profile,
+                   "Measured step times by shape for the engine (ShapeProfile=): a file, "
+                   "'measured' (from --measurements), or 'measured-without:MODEL,...'");
     app.add_option("--measurements", s.measurements,
                    "Directory of measured models (default: comm-measurements)");
     app.add_flag("--cost-model-only", c.cost_model_only,

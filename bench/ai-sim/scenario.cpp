@@ -3,9 +3,13 @@
 #include <algorithm>
 #include <exception>
 #include <filesystem>
+#include <memory>
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai::sim {
 namespace {
@@ -59,6 +63,46 @@ ScenarioSpec with_defaults(ScenarioSpec s) {
     return s;
 }
 
+namespace {
+
+// ClusterSpec::shape_profile, read into the cluster; the description for the output.
+Parsed<std::string> read_shapes(const std::string &what, const testbed::Measurements &m,
+                                SimCluster &c) {
+    constexpr std::string_view kWithout = "measured-without:";
+    if (what.empty())
+        return std::string();
+    if (what != "measured" && !what.starts_with(kWithout)) {
+        auto file = load_shape_profile(what);
+        if (!file)
+            return file.error();
+        c.shapes = std::make_shared<ShapeProfile>(std::move(file).value());
+        return fmt::format("{} ({} shapes)", base_name(what), c.shapes->size());
+    }
+    std::vector<std::string> without;
+    if (what != "measured")
+        for (auto part : text::split(std::string_view(what).substr(kWithout.size()), ','))
+            without.emplace_back(text::trim(part));
+    for (const auto &model : without)
+        if (!std::binary_search(m.models.begin(), m.models.end(), model))
+            return InputError{"--shape-profile", what,
+                              fmt::format("a file, measured, or measured-without: and models of "
+                                          "the measurements ({})",
+                                          fmt::join(m.models, ", ")),
+                              "", 0};
+    auto profile = testbed::measured_shapes(m, c.max_gpus_per_host, without);
+    if (profile.empty())
+        return InputError{"--shape-profile", what,
+                          fmt::format("measurements with placements of at most {} GPUs per host",
+                                      c.max_gpus_per_host),
+                          "", 0};
+    c.shapes = std::make_shared<ShapeProfile>(std::move(profile));
+    return fmt::format("the measurements' medians over {} models, {} shapes on hosts of {} GPUs",
+                       m.models.size() - without.size(), c.shapes->size(), c.max_gpus_per_host) +
+           (without.empty() ? "" : fmt::format(" (without {})", fmt::join(without, ", ")));
+}
+
+}  // namespace
+
 Parsed<Scenario> prepare(const ScenarioSpec &spec) {
     if (!(spec.days > 0))
         return InputError{"--days", fmt::format("{:g}", spec.days), "a positive number of days", "",
@@ -71,6 +115,9 @@ Parsed<Scenario> prepare(const ScenarioSpec &spec) {
     auto m = testbed::load_measurements(spec.measurements);
     if (!m)
         return m.error();
+    auto shapes = read_shapes(spec.cluster.shape_profile, m.value(), cluster.value());
+    if (!shapes)
+        return shapes.error();
     const int max_nodes = cluster->graph.host_count();
     StepTimes steps =
         spec.measured_steps
@@ -138,6 +185,8 @@ Parsed<Scenario> prepare(const ScenarioSpec &spec) {
                                                      : "-N n --gpus-per-node=G/n, fewest nodes",
         spec.jobs.limit_factor, p.allreduce, p.pipeline, p.ps));
     s.lines.push_back("step times: " + s.steps.rule());
+    if (!shapes->empty())
+        s.lines.push_back("the engine's shape profile: " + *shapes);
     return s;
 }
 

@@ -82,7 +82,7 @@ Parsed<SimCluster> build_cluster(const ClusterSpec &spec) {
     }
     if (!*graph)
         return graph->error();
-    SimCluster c{std::move(*graph).value(), "", 0, 0};
+    SimCluster c{std::move(*graph).value(), "", 0, 0, nullptr};
     for (int h = 0; h < c.graph.host_count(); ++h)
         c.max_gpus_per_host =
             std::max(c.max_gpus_per_host, static_cast<int>(c.graph.node(h).gpus.size()));

@@ -3,10 +3,12 @@
 // size asked for (testbed::shaped_topology_conf), or one switch (the measurement testbed).
 #pragma once
 
+#include <memory>
 #include <string>
 #include <vector>
 
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/placement/shape_profile.hpp"
 #include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai::sim {
@@ -21,6 +23,11 @@ struct ClusterSpec {
     // For shape_of and for neither (one switch):
     int hosts = 64;
     double host_gbps = 800;
+    // Measured step times by shape for the engine (EngineOptions::shape_profile): a
+    // ShapeProfile file; "measured", derived from the scenario's measurements for hosts of
+    // the nodes' GPUs (testbed::measured_shapes); "measured-without:A,B", the same leaving
+    // models A and B out; empty: none. prepare() reads it.
+    std::string shape_profile;
 };
 
 struct SimCluster {
@@ -28,6 +35,7 @@ struct SimCluster {
     std::string description;  // one line for the output
     int max_gpus_per_host = 0;
     int gpus = 0;
+    std::shared_ptr<const ShapeProfile> shapes;  // ClusterSpec::shape_profile, read
 };
 
 Parsed<SimCluster> build_cluster(const ClusterSpec &spec);

@@ -66,6 +66,13 @@ PlacementPolicy planning_policy(std::string_view name, const SimOptions &o) {
     return known_policy("tree-bestfit");
 }
 
+// The engine's options with the cluster's measured shapes, unless they bring their own.
+EngineOptions with_shapes(EngineOptions o, const SimCluster &c) {
+    if (!o.shape_profile)
+        o.shape_profile = c.shapes;
+    return o;
+}
+
 }  // namespace
 
 Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepTimes &steps,
@@ -81,7 +88,7 @@ Run::Run(const SimCluster &cluster, const std::vector<SimJob> &jobs, const StepT
       policy_(known_policy(policy)),
       plan_policy_(planning_policy(policy, options)),
       blind_policy_(known_policy("engine-norisk")),
-      engine_(cluster.graph, options.cost, options.risk, options.engine),
+      engine_(cluster.graph, options.cost, options.risk, with_shapes(options.engine, cluster)),
       state_(cluster.graph),
       load_view_(cluster.graph),
       view_(cluster.graph) {

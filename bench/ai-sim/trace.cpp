@@ -9,7 +9,7 @@
 #include <system_error>
 
 #include "slurm_ai/common/file_io.hpp"
-#include "testbed/csv_table.hpp"
+#include "slurm_ai/common/csv_table.hpp"
 
 namespace slurm_ai::sim {
 namespace {
@@ -57,7 +57,7 @@ Parsed<Trace> load_trace(const std::string &path) {
     auto text = read_text_file(path);
     if (!text)
         return text.error();
-    testbed::CsvTable csv(path, std::move(text).value());
+    CsvTable csv(path, std::move(text).value());
     csv.read_header();
     enum Col { kName, kSubmit, kGpus, kDuration, kModel, kBatch };
     if (auto err = csv.select({

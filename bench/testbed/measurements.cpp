@@ -2,13 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <string_view>
 #include <system_error>
 
-#include "csv_table.hpp"
+#include "slurm_ai/common/csv_table.hpp"
 #include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai::testbed {
@@ -148,6 +149,45 @@ int Configuration::gpus() const {
 bool Configuration::even() const {
     return std::adjacent_find(gpus_per_node.begin(), gpus_per_node.end(), std::not_equal_to<>()) ==
            gpus_per_node.end();
+}
+
+ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,
+                             const std::vector<std::string> &without) {
+    // Per model: a shape's mean step over its configurations (orders, files).
+    std::map<std::string, std::map<ShapeProfile::Shape, std::pair<double, int>>> steps;
+    for (const auto &c : m.configs) {
+        if (std::find(without.begin(), without.end(), c.model) != without.end() ||
+            c.gpus_per_node.empty() ||
+            *std::max_element(c.gpus_per_node.begin(), c.gpus_per_node.end()) > gpus_per_host)
+            continue;
+        ShapeProfile::Shape shape = c.gpus_per_node;
+        std::sort(shape.begin(), shape.end(), std::greater<>());
+        auto &cell = steps[c.model][shape];
+        cell.first += c.step_s;
+        ++cell.second;
+    }
+    // Per shape: each model's step over its fastest of as many GPUs.
+    std::map<ShapeProfile::Shape, std::vector<double>> ratios;
+    for (const auto &[model, shapes] : steps) {
+        std::map<int, double> fastest;  // by GPU count
+        for (const auto &[shape, cell] : shapes) {
+            const int gpus = std::accumulate(shape.begin(), shape.end(), 0);
+            const double step = cell.first / cell.second;
+            auto [it, fresh] = fastest.try_emplace(gpus, step);
+            it->second = std::min(it->second, step);
+        }
+        for (const auto &[shape, cell] : shapes)
+            ratios[shape].push_back(cell.first / cell.second /
+                                    fastest[std::accumulate(shape.begin(), shape.end(), 0)]);
+    }
+    ShapeProfile profile;
+    for (auto &[shape, r] : ratios) {
+        std::sort(r.begin(), r.end());
+        const std::size_t n = r.size();
+        profile.add(gpus_per_host, shape, n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2);
+    }
+    profile.finish();
+    return profile;
 }
 
 std::vector<int> spread_evenly(int nodes, int replicas) {

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "slurm_ai/common/input_error.hpp"
+#include "slurm_ai/placement/shape_profile.hpp"
 
 namespace slurm_ai::testbed {
 
@@ -55,6 +56,15 @@ struct Measurements {
 // replica counts: its replicas are spread as evenly as the counts allow, the first nodes
 // taking one more. Errors name the file, line and column.
 Parsed<Measurements> load_measurements(const std::string &dir);
+
+// The select plugin's ShapeProfile from these measurements, for hosts of gpus_per_host
+// GPUs: each model's configurations of one GPU count compared with its fastest (the mean
+// step over the batch sizes measured; orders of one shape together), and each shape's
+// ratio the median over the models that measured it. Models named in `without` are left
+// out (to judge the profile on models it has not seen); configurations with more GPUs on
+// a node than gpus_per_host too.
+ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,
+                             const std::vector<std::string> &without = {});
 
 // Splits "num_replicas" GPUs over "num_nodes" nodes as load_measurements does.
 std::vector<int> spread_evenly(int nodes, int replicas);

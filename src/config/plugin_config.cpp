@@ -218,6 +218,15 @@ const std::vector<KeySpec> kKeys = {
          t.c.placement_model = resolve(t.base, l.value);
          return std::nullopt;
      }},
+    {{"ShapeProfile", "PATH", "none",
+      "measured step times by shape (CSV: gpus_per_host,shape,step) on the site's hosts: "
+      "the engine rates a GPU job's placement by its shape's measured step first and the "
+      "cost model second, and builds the shapes measured fastest; a file that does not "
+      "read is an error"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         t.c.shape_profile = resolve(t.base, l.value);
+         return std::nullopt;
+     }},
     {{"CommShare", "X", "0.5",
       "for a job without --ai-comm compute=, the share of its step that is communication"},
      [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},

@@ -64,9 +64,23 @@ std::optional<SubtreeFit> fitting_unloaded(const SearchContext &c, const Subtree
 // At most `limit` single-domain candidates, and one spread over domains.
 std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit);
 
+// Hosts with the GPUs to take from each: a candidate in a measured shape.
+struct ShapedFit {
+    std::vector<int> hosts;
+    std::vector<int> take;  // per entry of hosts
+};
+
+// Candidates in the shapes the engine's ShapeProfile measured fastest for the job's GPU
+// count, one per shape, fastest first, at most `limit`: each under the leaf switch that
+// holds it most tightly, else over the leaves. None for a job that fixes its GPUs per
+// node, or without a profile.
+std::vector<ShapedFit> fitting_shapes(const SearchContext &c, int limit);
+
 // Turns hosts into a placement: hosts ordered by leaf then index, GPUs per host from
-// best_linked (true) or lowest-numbered (false).
-Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked);
+// best_linked (true) or lowest-numbered (false); as many from each as `take` says (per
+// entry of hosts) where given, else what the job's shape or the host's free GPUs allow.
+Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked,
+                   const std::vector<int> *take = nullptr);
 
 std::optional<Placement> place_slurm_default(const SearchContext &c);
 std::optional<Placement> place_tree_bestfit(const SearchContext &c);

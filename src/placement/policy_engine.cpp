@@ -7,6 +7,7 @@
 #include "policies.hpp"
 #include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
+#include "slurm_ai/placement/shape_profile.hpp"
 
 namespace slurm_ai::detail {
 namespace {
@@ -14,6 +15,8 @@ namespace {
 struct Scored {
     Placement p;
     double objective = 0;
+    double model = 0;  // the cost model's comm / lower bound
+    double speed = 1;  // what the efficiency floor compares: 1 / step ratio
     // Placeable capacity for the waiting sizes it takes away: computed when two objectives
     // tie (most comparisons in the local search are not ties), then kept.
     mutable std::optional<double> destroyed{};
@@ -58,6 +61,30 @@ std::vector<int> one_of_each_kind(const SearchContext &c, const std::vector<int>
                          [&](int k) { return interchangeable_hosts(c, h, k); }))
             out.push_back(h);
     return out;
+}
+
+// The measured step ratio of a placement's shape (EngineOptions::shape_profile), for one
+// whose hosts all have as many GPUs as a size the profile has; over more than one leaf
+// switch, times the cost model's ratio `model` (the profile measured shapes under one).
+std::optional<double> profiled_ratio(const SearchContext &c, const Placement &p, double model) {
+    const ShapeProfile *profile = c.engine.options().shape_profile.get();
+    if (!profile || c.gpus_needed == 0 || p.hosts.empty())
+        return std::nullopt;
+    const ClusterGraph &g = c.engine.graph();
+    const auto size = std::ssize(g.node(p.hosts.front()).gpus);
+    ShapeProfile::Shape shape;
+    bool one_leaf = true;
+    for (std::size_t i = 0; i < p.hosts.size(); ++i) {
+        if (std::ssize(g.node(p.hosts[i]).gpus) != size)
+            return std::nullopt;
+        one_leaf = one_leaf && g.host_leaf(p.hosts[i]) == g.host_leaf(p.hosts.front());
+        if (!p.gpus[i].empty())
+            shape.push_back(static_cast<int>(p.gpus[i].size()));
+    }
+    const auto ratio = profile->ratio(static_cast<int>(size), std::move(shape));
+    if (!ratio)
+        return std::nullopt;
+    return one_leaf ? *ratio : *ratio * model;
 }
 
 // What one decision's search may spend: time on the engine's clock, or with a work budget
@@ -150,6 +177,8 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     risk_weight *= risk_weight > 0 ? failure_evidence(c.state, host_rate) : 0;
     const bool weigh_risk = risk_weight > 0;
     const double ideal_s = e.lower_bound(c.demand);
+    // A measured profile rates shapes first and the cost model second.
+    const bool by_shape = e.options().shape_profile && c.gpus_needed > 0;
 
     // A placement's hosts with their GPUs, not yet scored; then scored.
     auto assembled = [&](std::vector<int> hosts) {
@@ -160,8 +189,10 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         e.score_comm(c.demand, &c.state, ideal_s, s.p);
         if (weigh_risk)  // else only the placement kept needs its risk
             e.score_risk(c.demand, &c.state, s.p);
-        s.objective = (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9) +
-                      risk_weight * s.p.risk / host_rate;
+        s.model = (s.p.comm_s + 1e-9) / (s.p.lower_bound_s + 1e-9);
+        const auto measured = by_shape ? profiled_ratio(c, s.p, s.model) : std::nullopt;
+        s.speed = measured ? 1 / *measured : s.p.efficiency;
+        s.objective = (measured ? *measured : s.model) + risk_weight * s.p.risk / host_rate;
     };
     auto evaluate = [&](std::vector<int> hosts) {
         Scored s = assembled(std::move(hosts));
@@ -179,13 +210,17 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
     // risk term may trade efficiency only down to it.
     double floor = 0;
-    auto admissible = [&](const Scored &s) { return s.p.efficiency >= floor - 1e-12; };
+    auto admissible = [&](const Scored &s) { return s.speed >= floor - 1e-12; };
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
             return admissible(a);
-        // Equal objectives: the one that leaves more room for the sizes waiting.
-        if (std::abs(a.objective - b.objective) <= 1e-9)
+        // Equal objectives: by a profile, the cost model decides among one shape's
+        // placements; then the one that leaves more room for the sizes waiting.
+        if (std::abs(a.objective - b.objective) <= 1e-9) {
+            if (by_shape && std::abs(a.model - b.model) > 1e-9)
+                return a.model < b.model;
             return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
+        }
         return a.objective < b.objective;
     };
     const CandidateChooser *model = e.options().placement_model.get();
@@ -202,26 +237,34 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     // for a learned scorer, which sees every candidate).
     auto cannot_win = [&](const Scored &s, const Scored &best) {
         return !model && !weigh_risk && best.objective < 1 + 1e-9 &&
+               (!by_shape || best.model < 1 + 1e-9) &&
                s.destroyed_of(c.state) >= best.destroyed_of(c.state) - 1e-9;
     };
     std::optional<Scored> kept;
+    auto consider = [&](Scored s) {
+        if (kept && cannot_win(s, *kept))
+            return;
+        score(s);
+        if (!kept)
+            floor = s.speed;
+        pooled(s);
+        if (!kept || better(s, *kept))
+            kept = std::move(s);
+    };
     std::vector<std::vector<int>> seen;  // host sets already met: rivals often repeat one
     for (auto &fit : fits) {
         std::sort(fit.hosts.begin(), fit.hosts.end());
         if (std::find(seen.begin(), seen.end(), fit.hosts) != seen.end())
             continue;
         seen.push_back(fit.hosts);
-        Scored s = assembled(fit.hosts);
-        if (kept && cannot_win(s, *kept))
-            continue;
-        score(s);
-        if (!kept)
-            floor = s.p.efficiency;
-        pooled(s);
-        if (!kept || better(s, *kept))
-            kept = std::move(s);
+        consider(assembled(fit.hosts));
         if (budget.exhausted())
             break;
+    }
+    for (auto &fit : fitting_shapes(c, 1 + e.options().rival_subtrees)) {
+        if (budget.exhausted())
+            break;
+        consider(Scored{assemble(c, fit.hosts, true, &fit.take), 0});
     }
     Scored best = std::move(*kept);
 

@@ -270,8 +270,13 @@ std::vector<SubtreeFit> fitting_domains(const SearchContext &c, int limit) {
     return fits;
 }
 
-Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked) {
+Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_linked,
+                   const std::vector<int> *take) {
     const ClusterGraph &g = c.engine.graph();
+    std::map<int, int> taken_from;  // host -> GPUs, where `take` says
+    if (take)
+        for (std::size_t i = 0; i < hosts.size() && i < take->size(); ++i)
+            taken_from[hosts[i]] = (*take)[i];
     hosts = ring_host_order(g, std::move(hosts));
     Placement p;
     p.hosts = hosts;
@@ -292,8 +297,10 @@ Placement assemble(const SearchContext &c, std::vector<int> hosts, bool best_lin
     std::vector<int> wanted;
     for (std::size_t i : turn) {
         int h = hosts[i];
-        int k = c.per_host ? std::min(c.per_host, remaining)
-                           : std::min(c.state.free_gpu_count(h), remaining);
+        const auto told = taken_from.find(h);
+        int k = told != taken_from.end() ? std::min(told->second, remaining)
+                : c.per_host             ? std::min(c.per_host, remaining)
+                                         : std::min(c.state.free_gpu_count(h), remaining);
         if (!best_linked) {
             p.gpus[i] = lowest_gpus(c.state.free_gpus[h], k);
         } else {

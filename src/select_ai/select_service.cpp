@@ -12,6 +12,7 @@
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/job/job_record.hpp"
 #include "slurm_ai/placement/learned_placement.hpp"
+#include "slurm_ai/placement/shape_profile.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
@@ -68,6 +69,21 @@ std::optional<InputError> load_learned(const PluginConfig &config,
     return std::nullopt;
 }
 
+// ShapeProfile=: read once, here; an error names the file's line.
+static std::optional<InputError> load_shapes(const PluginConfig &config, EngineOptions &engine,
+                                      std::string &note) {
+    if (config.shape_profile.empty())
+        return std::nullopt;
+    auto profile = load_shape_profile(config.shape_profile);
+    if (!profile)
+        return profile.error();
+    note += note.empty() ? "" : "; ";
+    note += "ShapeProfile=" + config.shape_profile + ": " + std::to_string(profile->size()) +
+            " measured shapes rate placements before the cost model";
+    engine.shape_profile = std::make_shared<ShapeProfile>(std::move(profile).value());
+    return std::nullopt;
+}
+
 SelectService::SelectService(Clock clock, std::uint32_t work_budget)
     : clock_(std::move(clock)), work_budget_(work_budget) {}
 SelectService::~SelectService() = default;
@@ -100,6 +116,8 @@ std::optional<InputError> SelectService::load(const std::string &conf_path,
     std::string note;
     EngineOptions engine = l->config.engine;
     if (auto e = load_learned(l->config, l->learned, engine, note))
+        return e;
+    if (auto e = load_shapes(l->config, engine, note))
         return e;
     if (work_budget_)
         engine.work_budget = work_budget_;

@@ -1,5 +1,6 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 
+#include <bit>
 #include <csignal>
 #include <ctime>
 #include <filesystem>
@@ -398,6 +399,44 @@ TEST_CASE("PlacementModel= is refused unless its file records a win at every jud
                             kNodes);
     REQUIRE(err);
     CHECK(err->field == "version");
+}
+
+TEST_CASE("ShapeProfile= is read once at load and spreads a job as it measured fastest",
+          "[service][shapes]") {
+    const test::ScratchDir scratch("service");
+    const std::string dir = scratch.str();
+    // The minicluster's hosts have 4 GPUs; 4 of them measured fastest as 2 + 2.
+    write(dir + "/shapes.csv", "gpus_per_host,shape,step\n4,4,2.0\n4,22,1.0\n4,1111,1.4\n");
+    write(dir + "/ai_select.conf",
+          "NodeTopology=" + kInputs + "/minicluster-node.xml\nShapeProfile=shapes.csv\n");
+    write(dir + "/plain.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    SelectService measured, plain;
+    REQUIRE_FALSE(plain.load(dir + "/plain.conf", kInputs + "/two-leaves.topology.conf", kNodes));
+    REQUIRE_FALSE(measured.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                                kNodes));
+    CHECK_THAT(measured.load_note(), Catch::Contains("ShapeProfile=" + dir + "/shapes.csv") &&
+                                         Catch::Contains("3 measured shapes"));
+    // --gpus=4 on 1 to 4 nodes, every GPU free.
+    const SelectJob job{13, 1, 4, 0, 4, 1, 0, {}};
+    const std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    const auto by_model = plain.decide(job, view);
+    REQUIRE(by_model.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(by_model.nodes.size() == 1);
+    const auto spread = measured.decide(job, view);
+    REQUIRE(spread.kind == SelectOutcome::Kind::kPlaced);
+    REQUIRE(spread.nodes.size() == 2);
+    for (auto gpus : spread.gpus)
+        CHECK(std::popcount(gpus) == 2);
+    // Both under one leaf switch: g1 and g2, or g3 and g4.
+    CHECK(spread.nodes[0] / 2 == spread.nodes[1] / 2);
+    // A file that does not read is a configuration error naming its line and field.
+    write(dir + "/shapes.csv", "gpus_per_host,shape,step\n4,22,fast\n");
+    auto err = measured.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
+                             kNodes);
+    REQUIRE(err);
+    CHECK(err->field == "step");
+    CHECK(err->line == 2);
+    CHECK(err->source == dir + "/shapes.csv");
 }
 
 TEST_CASE("the NVL72 example configuration in contrib makes each block an NVLink domain",

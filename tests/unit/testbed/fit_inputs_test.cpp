@@ -1,6 +1,7 @@
 // The inputs ai-fit validates the cost model with: the NCCL topology file of the
 // measurement testbed's node (tests/inputs/g4dn-12xlarge-topo.xml) and a cluster of those
-// nodes under one switch, as ai-fit builds it. The fit itself runs in ai-fit, not here.
+// nodes under one switch, as ai-fit builds it, and the shape profile of the measurements
+// (testbed::measured_shapes). The fit itself runs in ai-fit, not here.
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -11,6 +12,7 @@
 #include "slurm_ai/topology/cluster_graph.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
+#include "testbed/measurements.hpp"
 
 using namespace slurm_ai;
 
@@ -80,4 +82,32 @@ TEST_CASE("on g4dn nodes an all-reduce split over two nodes costs more than on o
         CHECK(inside.seconds > 0);
         CHECK(across.seconds > inside.seconds);
     }
+}
+
+TEST_CASE("the measured shapes of the testbed: two hosts of 4 are the slowest 8 GPUs",
+          "[fit][shapes]") {
+    auto m = testbed::load_measurements(std::string(SLURM_AI_DATA_DIR) + "/comm-measurements");
+    INFO((m.ok() ? std::string() : m.error().message()));
+    REQUIRE(m.ok());
+    const auto p = testbed::measured_shapes(m.value(), 4);
+    CHECK(p.host_sizes() == std::vector<int>{4});
+    // Every model measured 44 slower than its best 8-GPU shape (bert 2.51 s against
+    // 431's 1.51; cifar10 0.333 against 4211's 0.297): the median is well above 1.
+    const auto eight = p.fastest(4, 8);
+    REQUIRE(eight.size() >= 5);
+    CHECK(eight.back().first == std::vector<int>{4, 4});
+    CHECK(*p.ratio(4, {4, 4}) > 1.2);
+    CHECK(eight.front().first.size() >= 3);  // the fastest spreads over 3 hosts or more
+    CHECK(eight.front().second < 1.1);
+    // Likewise 6 GPUs on two hosts (33, 42) against spreads over three or four.
+    CHECK(*p.ratio(4, {3, 3}) > *p.ratio(4, {2, 2, 2}));
+    CHECK(*p.ratio(4, {4, 2}) > *p.ratio(4, {2, 2, 1, 1}));
+    // Left out, a model changes the medians but not what is slow.
+    const auto without = testbed::measured_shapes(m.value(), 4, {"bert", "ncf"});
+    CHECK(*without.ratio(4, {4, 4}) != Approx(*p.ratio(4, {4, 4})));
+    CHECK(without.fastest(4, 8).back().first == std::vector<int>{4, 4});
+    // Hosts of 2 GPUs: only the configurations that fit them.
+    const auto small = testbed::measured_shapes(m.value(), 2);
+    CHECK_FALSE(small.ratio(4, {4, 4}).has_value());
+    CHECK(small.ratio(2, {2, 2, 2, 2}).has_value());
 }

@@ -56,6 +56,7 @@ struct PluginConfig {
     bool placement_hold = true;  // PlacementHold
     std::string risk_model;   // RiskModel: a file, or empty
     std::string placement_model;  // PlacementModel: a file, or empty
+    std::string shape_profile;    // ShapeProfile: a file, or empty
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
     bool debug = false;

@@ -5,7 +5,8 @@
 // compared with Slurm on the same input):
 //   engine         topology best-fit candidates (the smallest subtree that fits, and its
 //                  nearest rivals), the best-linked GPUs on each host, then local search
-//                  on the cost model and the failure-risk model within the time budget.
+//                  on the cost model and the failure-risk model within the time budget;
+//                  with a measured shape profile, also the shapes it measured fastest.
 //                  Never less efficient than its own tree-bestfit candidate.
 //   engine-norisk  the same without the failure-risk term.
 //   tree-bestfit   Slurm's topology/tree: the smallest subtree with enough free hosts,
@@ -38,6 +39,7 @@
 namespace slurm_ai {
 
 class CandidateChooser;
+class ShapeProfile;
 
 struct EngineOptions {
     double time_budget_ms = 5.0;  // hard bound on one decision's local search
@@ -57,6 +59,11 @@ struct EngineOptions {
     // What picks among the engine's candidates in place of its objective (a learned
     // scorer, learned_placement.hpp); null: the objective decides.
     std::shared_ptr<const CandidateChooser> placement_model;
+    // Measured step times by shape (shape_profile.hpp); null: the cost model alone. With
+    // one, a GPU job's placement on hosts the profile covers is rated by its shape's
+    // measured step first and the cost model second, and the search also builds the
+    // shapes measured fastest (docs/placement.md, "Measured shapes").
+    std::shared_ptr<const ShapeProfile> shape_profile;
 };
 
 // A placement policy, made once by make_policy (a string-keyed factory, as Fluxion makes

@@ -1,5 +1,6 @@
 // One CSV file with a header naming its columns, read row by row: the measurement files
-// ai-fit fits the cost model to and the job traces ai-sim replays. Cells are plain
+// ai-fit fits the cost model to, the job traces ai-sim replays and the select plugin's
+// ShapeProfile. Cells are plain
 // (no quoting: none of these files uses it); blank lines are skipped. Every error names
 // the file, the line, the field and what was expected.
 #pragma once
@@ -12,7 +13,7 @@
 
 #include "slurm_ai/common/input_error.hpp"
 
-namespace slurm_ai::testbed {
+namespace slurm_ai {
 
 class CsvTable {
   public:
@@ -60,4 +61,4 @@ class CsvTable {
     std::size_t cells_ = 0;
 };
 
-}  // namespace slurm_ai::testbed
+}  // namespace slurm_ai

@@ -1,4 +1,4 @@
-#include "csv_table.hpp"
+#include "slurm_ai/common/csv_table.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -6,7 +6,7 @@
 
 #include "slurm_ai/common/text_scan.hpp"
 
-namespace slurm_ai::testbed {
+namespace slurm_ai {
 using text::split;
 using text::trim;
 
@@ -108,4 +108,4 @@ std::string_view CsvTable::next_line() {
     return line;
 }
 
-}  // namespace slurm_ai::testbed
+}  // namespace slurm_ai
