@@ -79,34 +79,82 @@ static void _node_counts(job_record_t *job_ptr, const ai_job_traits_t *traits,
 }
 
 /*
- * The engine's GPUs instead of those cons_tres selected, node by node, where the counts
- * agree and the engine's are free: cons_tres's run-now test leaves its choice in the job's
- * gres_bit_select, which job_begin turns into the allocation. Left alone with
- * --gres-flags=enforce-binding (cons_tres chose the cores for its own GPUs) and on any
- * node where the two disagree on the count.
+ * Whether the engine's GPU counts may replace cons_tres's on the job's nodes, not only its
+ * GPUs: for a job that asks GPUs for the whole job only (--gpus=N), with nothing tied to
+ * each GPU (CPUs, memory or tasks per GPU, or the partition's defaults of them), when
+ * cons_tres's nodes (`nodes`; its selection on other nodes is left from earlier tests of
+ * the job) are exactly the engine's, the engine's GPUs are free and both add up to N.
+ * cons_tres fills the first node it can (leaving one GPU for each node after it); the
+ * engine's split is the shape it chose (ShapeProfile=, docs/placement.md).
  */
-static void _choose_gpus(job_record_t *job_ptr, const ai_outcome_t *out) {
+static bool _counts_movable(const gres_job_state_t *js, const ai_outcome_t *out,
+                            bitstr_t *nodes) {
+    uint64_t engine = 0, selected = 0;
+    uint32_t count = 0;
+
+    /* Slurm writes NO_VAL16 / NO_VAL64 where a job did not give a value (ntasks_per_gres). */
+#define AI_GIVEN16(v) ((v) && (v) != NO_VAL16)
+#define AI_GIVEN64(v) ((v) && (v) != NO_VAL64)
+    if (!AI_GIVEN64(js->gres_per_job) || AI_GIVEN64(js->gres_per_node) ||
+        AI_GIVEN64(js->gres_per_socket) || AI_GIVEN64(js->gres_per_task) ||
+        AI_GIVEN16(js->cpus_per_gres) || AI_GIVEN64(js->mem_per_gres) ||
+        AI_GIVEN16(js->ntasks_per_gres) || AI_GIVEN16(js->def_cpus_per_gres) ||
+        AI_GIVEN64(js->def_mem_per_gres) || !js->gres_cnt_node_select)
+        return false;
+#undef AI_GIVEN16
+#undef AI_GIVEN64
+    for (uint32_t i = 0; i < out->nodes_len; i++) {
+        int n = out->nodes[i];
+        uint64_t want = out->gpus[i];
+        if (!want || n < 0 || n >= (int)js->total_node_cnt || !js->gres_bit_select[n] ||
+            (ai_free_gpus(node_record_table_ptr[n]) & want) != want ||
+            63 - __builtin_clzll(want) >= bit_size(js->gres_bit_select[n]))
+            return false;
+        engine += __builtin_popcountll(want);
+    }
+    for (uint32_t n = 0; n < js->total_node_cnt && (int)n < bit_size(nodes); n++)
+        if (bit_test(nodes, n)) {
+            if (!js->gres_bit_select[n])
+                return false;
+            selected += bit_set_count(js->gres_bit_select[n]);
+            count++;
+        }
+    return count == out->nodes_len && engine == selected && engine == js->gres_per_job;
+}
+
+/*
+ * The engine's GPUs instead of those cons_tres selected, node by node, where the engine's
+ * are free: cons_tres's run-now test leaves its choice in the job's gres_bit_select (and
+ * its count in gres_cnt_node_select), which job_begin turns into the allocation. Where the
+ * counts differ, only as _counts_movable allows. Left alone with
+ * --gres-flags=enforce-binding (cons_tres chose the cores for its own GPUs).
+ */
+static void _choose_gpus(job_record_t *job_ptr, const ai_outcome_t *out, bitstr_t *nodes) {
     list_itr_t *it;
     gres_state_t *gs;
-    int changed = 0;
+    int changed = 0, moved = 0;
 
     if (!job_ptr->gres_list_req || !out->gpus || (job_ptr->bit_flags & GRES_ENFORCE_BIND))
         return;
     it = list_iterator_create(job_ptr->gres_list_req);
     while ((gs = list_next(it))) {
         gres_job_state_t *js = gs->gres_data;
+        bool counts;
         if (xstrcmp(gs->gres_name, "gpu") || !js || !js->gres_bit_select)
             continue;
+        counts = _counts_movable(js, out, nodes);
         for (uint32_t i = 0; i < out->nodes_len; i++) {
             int n = out->nodes[i];
             uint64_t want = out->gpus[i];
             bitstr_t *sel;
             if (!want || n < 0 || n >= (int)js->total_node_cnt || !(sel = js->gres_bit_select[n]))
                 continue;
-            if (bit_set_count(sel) != __builtin_popcountll(want) ||
+            if ((!counts && bit_set_count(sel) != __builtin_popcountll(want)) ||
                 (ai_free_gpus(node_record_table_ptr[n]) & want) != want ||
                 63 - __builtin_clzll(want) >= bit_size(sel))
                 continue;
+            if (bit_set_count(sel) != __builtin_popcountll(want))
+                moved++;
             for (int g = 0; g < bit_size(sel); g++)
                 if ((g < 64 && (want & ((uint64_t)1 << g))) != (bit_test(sel, g) != 0)) {
                     changed++;
@@ -116,12 +164,14 @@ static void _choose_gpus(job_record_t *job_ptr, const ai_outcome_t *out) {
             for (int g = 0; g < 64; g++)
                 if (want & ((uint64_t)1 << g))
                     bit_set(sel, g);
+            if (counts)
+                js->gres_cnt_node_select[n] = __builtin_popcountll(want);
         }
     }
     list_iterator_destroy(it);
     if (changed)
-        log_flag(SELECT_TYPE, "%s: %pJ: the engine's GPUs on %d node(s), not cons_tres's",
-                 AI_LOG, job_ptr, changed);
+        log_flag(SELECT_TYPE, "%s: %pJ: the engine's GPUs on %d node(s), not cons_tres's%s",
+                 AI_LOG, job_ptr, changed, moved ? ", and its GPU counts per node" : "");
 }
 
 /*
@@ -149,6 +199,11 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
         }
         FREE_NULL_BITMAP(stock);
     }
+    /*
+     * All of the engine's nodes: left a range, cons_tres takes as few as hold the job (a
+     * job of one task asks one CPU), which would undo a spread the engine chose.
+     */
+    uint32_t engine_nodes = MIN(MAX(out->nodes_len, min_nodes), max_nodes);
     for (int step = 0; step < (full_fallback ? 3 : 2); step++) {
         if (step == 0)
             attempt = ai_bitmap_of(out->nodes, out->nodes_len);
@@ -157,14 +212,14 @@ static int _test_placed(job_record_t *job_ptr, bitstr_t *bitmap, const ai_outcom
         else
             attempt = bit_copy(orig);
         bit_and(attempt, orig);
-        rc = AI_CONS_TRES_JOB_TEST(
-            cons_tres, job_ptr, attempt, min_nodes, max_nodes,
-            step == 0 ? MIN(MAX(out->nodes_len, min_nodes), max_nodes) : req_nodes, mode,
-            preemptee_candidates, preemptee_job_list, extra);
+        rc = AI_CONS_TRES_JOB_TEST(cons_tres, job_ptr, attempt,
+                                   step == 0 ? engine_nodes : min_nodes, max_nodes,
+                                   step == 0 ? engine_nodes : req_nodes, mode,
+                                   preemptee_candidates, preemptee_job_list, extra);
         if (rc == SLURM_SUCCESS) {
             bit_copybits(bitmap, attempt);
             if (step == 0 && mode == SELECT_MODE_RUN_NOW)
-                _choose_gpus(job_ptr, out);
+                _choose_gpus(job_ptr, out, bitmap);
             if (step > 0)
                 info("%s: %pJ: cons_tres refused the engine's nodes; placed on the %s", AI_LOG,
                      job_ptr, step == 1 ? "engine's subtree" : "full candidate set");
