@@ -70,6 +70,13 @@ struct Target {
 };
 using KeyParser = std::optional<InputError> (*)(const Line &, Target &);
 
+// A key whose value names a file, relative to the configuration's directory.
+template <std::string PluginConfig::*Field>
+std::optional<InputError> path_key(const Line &l, Target &t) {
+    t.c.*Field = resolve(t.base, l.value);
+    return std::nullopt;
+}
+
 std::optional<InputError> parse_duration_key(const Line &l, std::uint32_t &out) {
     auto d = parse_duration(l.key, l.value);
     if (!d || d.value() == 0)
@@ -206,27 +213,18 @@ const std::vector<KeySpec> kKeys = {
     {{"RiskModel", "PATH", "none",
       "a learned model of a placement's failure rate (ai-sim train-risk), used only if its "
       "file says it beat the hand-written model on held-out days"},
-     [](const Line &l, Target &t) -> std::optional<InputError> {
-         t.c.risk_model = resolve(t.base, l.value);
-         return std::nullopt;
-     }},
+     path_key<&PluginConfig::risk_model>},
     {{"PlacementModel", "PATH", "none",
       "a learned scorer of the engine's candidate placements (ai-sim train-place), used "
       "only if its file records that it beat the engine at every cluster size it was "
       "judged at; refused otherwise, and the engine decides"},
-     [](const Line &l, Target &t) -> std::optional<InputError> {
-         t.c.placement_model = resolve(t.base, l.value);
-         return std::nullopt;
-     }},
+     path_key<&PluginConfig::placement_model>},
     {{"ShapeProfile", "PATH", "none",
       "measured step times by shape (CSV: gpus_per_host,shape,step) on the site's hosts: "
       "the engine rates a GPU job's placement by its shape's measured step first and the "
       "cost model second, and builds the shapes measured fastest; a file that does not "
       "read is an error"},
-     [](const Line &l, Target &t) -> std::optional<InputError> {
-         t.c.shape_profile = resolve(t.base, l.value);
-         return std::nullopt;
-     }},
+     path_key<&PluginConfig::shape_profile>},
     {{"CommShare", "X", "0.5",
       "for a job without --ai-comm compute=, the share of its step that is communication"},
      [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},

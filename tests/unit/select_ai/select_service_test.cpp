@@ -29,6 +29,18 @@ void write(const std::string &path, const std::string &text) {
 
 const std::vector<std::string> kNodes{"g1", "g2", "g3", "g4"};
 
+// `with` loaded from an ai_select.conf in dir of the minicluster's node and the line `key`,
+// `without` from the same without it; both on the two-leaves fabric.
+void load_with_and_without(const std::string &dir, const std::string &key, SelectService &with,
+                           SelectService &without) {
+    const std::string node = "NodeTopology=" + kInputs + "/minicluster-node.xml\n";
+    write(dir + "/ai_select.conf", node + key + "\n");
+    write(dir + "/plain.conf", node);
+    const std::string fabric = kInputs + "/two-leaves.topology.conf";
+    REQUIRE_FALSE(without.load(dir + "/plain.conf", fabric, kNodes));
+    REQUIRE_FALSE(with.load(dir + "/ai_select.conf", fabric, kNodes));
+}
+
 }  // namespace
 
 TEST_CASE("plugin configuration keys and errors", "[config]") {
@@ -365,13 +377,8 @@ TEST_CASE("PlacementModel= is refused unless its file records a win at every jud
     m.w[6 + 1 + kPlaceCandidateInputs + 1 + kPlaceRegionInputs + 1] = 5;  // Wv[0][1]
     m.info = {"two-leaves", "by hand", 4, 1, 1, 1, 0, {{8, 1, 1.0, 1.1}, {16, 1, 1.2, 1.1}}};
     write(dir + "/model.json", m.to_json());
-    write(dir + "/ai_select.conf",
-          "NodeTopology=" + kInputs + "/minicluster-node.xml\nPlacementModel=model.json\n");
-    write(dir + "/plain.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     SelectService learned, plain;
-    REQUIRE_FALSE(plain.load(dir + "/plain.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    REQUIRE_FALSE(learned.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
-                               kNodes));
+    load_with_and_without(dir, "PlacementModel=model.json", learned, plain);
     CHECK_THAT(learned.load_note(), Catch::Contains("PlacementModel=" + dir + "/model.json") &&
                                         Catch::Contains("refused") &&
                                         Catch::Contains("1.200 h against the engine's 1.100 h"));
@@ -407,13 +414,8 @@ TEST_CASE("ShapeProfile= is read once at load and spreads a job as it measured f
     const std::string dir = scratch.str();
     // The minicluster's hosts have 4 GPUs; 4 of them measured fastest as 2 + 2.
     write(dir + "/shapes.csv", "gpus_per_host,shape,step\n4,4,2.0\n4,22,1.0\n4,1111,1.4\n");
-    write(dir + "/ai_select.conf",
-          "NodeTopology=" + kInputs + "/minicluster-node.xml\nShapeProfile=shapes.csv\n");
-    write(dir + "/plain.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     SelectService measured, plain;
-    REQUIRE_FALSE(plain.load(dir + "/plain.conf", kInputs + "/two-leaves.topology.conf", kNodes));
-    REQUIRE_FALSE(measured.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",
-                                kNodes));
+    load_with_and_without(dir, "ShapeProfile=shapes.csv", measured, plain);
     CHECK_THAT(measured.load_note(), Catch::Contains("ShapeProfile=" + dir + "/shapes.csv") &&
                                          Catch::Contains("3 measured shapes"));
     // --gpus=4 on 1 to 4 nodes, every GPU free.
