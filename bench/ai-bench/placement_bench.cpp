@@ -5,7 +5,8 @@
 // Occupancy: jobs drawn from a Philly-like size mix are placed, alternately by
 // tree-bestfit and at random, until the target share of GPUs is busy, then a quarter of
 // them end, leaving holes. Then a fixed
-// set of probe jobs (1 GPU to 16 nodes x 8 GPUs, all-reduce, pipeline and all-to-all) is
+// set of probe jobs (1 GPU to 16 nodes x 8 GPUs, all-reduce, pipeline and all-to-all, and
+// --gpus=12 that Slurm may split over 1 to 12 nodes) is
 // placed by both policies on that same state, without allocating, and timed.
 //
 // With --risk-model FILE (RiskModel= of ai_select.conf, ai-sim train-risk) the engine
@@ -16,6 +17,9 @@
 // With --placement-model FILE (PlacementModel=, ai-sim train-place) the engine places each
 // probe once more with that learned scorer picking among its candidates, on the same
 // state, timed beside the engine alone (whatever the file's verdict: this measures cost).
+//
+// With --shape-profile FILE (ShapeProfile=, ai-fit --shapes) the engine has that profile
+// in every decision: its figures, and the targets, are then the profiled engine's.
 //
 // One job of each multi-GPU probe size waits while the probes are placed, so that the
 // engine's decisions include what each placement takes from them (placement_terms.hpp).
@@ -43,6 +47,7 @@
 #include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "slurm_ai/placement/shape_profile.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 #include "testbed/synthetic_fabric.hpp"
@@ -52,7 +57,7 @@ using namespace slurm_ai;
 namespace {
 
 struct Shape {
-    std::uint32_t nodes, per_node, gpus;
+    std::uint32_t nodes, per_node, gpus;  // nodes 0: --gpus=G over 1 to G nodes
     CommPattern pattern;
 };
 
@@ -62,7 +67,7 @@ JobDemand make_job(const Shape &s) {
     h.comm->pattern = s.pattern;
     if (s.pattern == CommPattern::kPipeline)
         h.comm->stages = std::max<std::uint32_t>(s.nodes, 2);
-    JobRequest r{s.nodes, s.nodes, s.per_node, s.gpus, 1};
+    JobRequest r{std::max(s.nodes, 1u), s.nodes ? s.nodes : s.gpus, s.per_node, s.gpus, 1};
     return make_demand(r, h);
 }
 
@@ -311,7 +316,20 @@ int main(int argc, char **argv) {
                    "Also time the engine with this learned scorer picking among its "
                    "candidates (PlacementModel=)")
         ->check(CLI::ExistingFile);
+    std::string shape_file;
+    app.add_option("--shape-profile", shape_file,
+                   "The engine decides with this measured shape profile (ShapeProfile=)")
+        ->check(CLI::ExistingFile);
     CLI11_PARSE(app, argc, argv);
+    std::shared_ptr<const ShapeProfile> shapes;
+    if (!shape_file.empty()) {
+        auto profile = load_shape_profile(shape_file);
+        if (!profile) {
+            std::fprintf(stderr, "ai-bench-placement: %s\n", profile.error().message().c_str());
+            return 1;
+        }
+        shapes = std::make_shared<const ShapeProfile>(std::move(profile).value());
+    }
     auto scorer = load_model<LearnedPlacement>(placement_model);
     auto risk = load_model<LearnedRisk>(risk_model);
     if (!scorer || !risk)
@@ -356,6 +374,7 @@ int main(int argc, char **argv) {
         const ClusterGraph &g = graph.value();
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
+        opt.shape_profile = shapes;
         PlacementEngine engine(g, {}, {}, opt);
         std::optional<PlacementEngine> scored;
         if (placement) {
@@ -381,6 +400,7 @@ int main(int argc, char **argv) {
             {1, 8, 8, CommPattern::kAllReduce},  {2, 8, 16, CommPattern::kAllReduce},
             {4, 8, 32, CommPattern::kPipeline},  {4, 8, 32, CommPattern::kAllReduce},
             {8, 8, 64, CommPattern::kAllReduce}, {16, 8, 128, CommPattern::kMoE},
+            {0, 0, 12, CommPattern::kAllReduce},  // Slurm may split it (ShapeProfile=)
         };
         // One job of each multi-GPU probe size waits: the engine weighs what each
         // placement takes from them (placement_terms.hpp), as in slurmctld with a queue.
