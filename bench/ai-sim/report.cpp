@@ -83,9 +83,6 @@ ScenarioSpec pollux_spec(int workload) {
     s.cluster.shape_map.clear();
     s.cluster.hosts = 16;
     s.cluster.host_gbps = 50;
-    // What the testbed measured, as the site would give it (ShapeProfile=): the engine
-    // places by the shapes' measured step times, Slurm's policies cannot.
-    s.cluster.shape_profile = "measured";
     s.duration_scale = 1.0 / 30;
     return s;
 }
