@@ -9,30 +9,33 @@
 namespace slurm_ai::detail {
 namespace {
 
-// Hosts of `pool` (all of host_size GPUs) giving `shape`, largest part first, each from the
-// host with the fewest free GPUs that still gives it (the tightest fit keeps emptier hosts
-// whole), lower node Weight then lower index first among equals. Empty when they cannot.
-ShapedFit realize(const SearchContext &c, const std::vector<int> &pool,
-                  const ShapeProfile::Shape &shape) {
+// Eligible hosts of one size, tightest first: fewest free GPUs, then lower node Weight,
+// then lower index; and what they give.
+struct Pool {
+    std::vector<int> hosts;
+    int free = 0;
+};
+
+void tightest_first(const SearchContext &c, Pool &pool) {
+    const auto &w = c.state.weight;
+    std::stable_sort(pool.hosts.begin(), pool.hosts.end(), [&](int a, int b) {
+        return c.capacity[a] != c.capacity[b] ? c.capacity[a] < c.capacity[b] : w[a] < w[b];
+    });
+}
+
+// Hosts of `pool` giving `shape`, largest part first, each from the tightest host that
+// still gives it (the tightest fit keeps emptier hosts whole). Empty when they cannot.
+ShapedFit realize(const SearchContext &c, const Pool &pool, const ShapeProfile::Shape &shape) {
     ShapedFit fit;
-    std::vector<char> used(pool.size(), 0);
+    std::vector<char> used(pool.hosts.size(), 0);
     for (int part : shape) {
-        std::size_t pick = pool.size();
-        for (std::size_t i = 0; i < pool.size(); ++i) {
-            const int h = pool[i];
-            if (used[i] || c.capacity[h] < part)
-                continue;
-            if (pick == pool.size())
-                pick = i;
-            const int p = pool[pick];
-            if (c.capacity[h] < c.capacity[p] ||
-                (c.capacity[h] == c.capacity[p] && c.state.weight[h] < c.state.weight[p]))
-                pick = i;
-        }
-        if (pick == pool.size())
+        std::size_t i = 0;
+        while (i < pool.hosts.size() && (used[i] || c.capacity[pool.hosts[i]] < part))
+            ++i;
+        if (i == pool.hosts.size())
             return {};
-        used[pick] = 1;
-        fit.hosts.push_back(pool[pick]);
+        used[i] = 1;
+        fit.hosts.push_back(pool.hosts[i]);
         fit.take.push_back(part);
     }
     return fit;
@@ -47,37 +50,46 @@ std::vector<ShapedFit> fitting_shapes(const SearchContext &c, int limit) {
         return out;  // nothing profiled, or the job fixes its shape itself
     const ClusterGraph &g = c.engine.graph();
     for (int size : profile->host_sizes()) {
-        // The eligible hosts of this size, by leaf, and all of them.
-        std::map<int, std::vector<int>> at_leaf;
-        std::vector<int> all;
+        const auto shapes = profile->fastest(size, c.gpus_needed);
+        if (shapes.empty())
+            continue;
+        // The eligible hosts of this size, by leaf (tightest leaf first), and all of them.
+        std::map<int, Pool> at_leaf;
+        Pool all;
         for (int h = 0; h < g.host_count(); ++h)
             if (c.capacity[h] > 0 && std::ssize(g.node(h).gpus) == size) {
-                at_leaf[g.host_leaf(h)].push_back(h);
-                all.push_back(h);
+                Pool &leaf = at_leaf[g.host_leaf(h)];
+                leaf.hosts.push_back(h);
+                leaf.free += c.capacity[h];
+                all.hosts.push_back(h);
+                all.free += c.capacity[h];
             }
-        for (const auto &[shape, ratio] : profile->fastest(size, c.gpus_needed)) {
+        if (all.free < c.gpus_needed)
+            continue;
+        std::vector<Pool *> leaves;
+        for (auto &[leaf, pool] : at_leaf)
+            if (pool.free >= c.gpus_needed) {
+                tightest_first(c, pool);
+                leaves.push_back(&pool);
+            }
+        std::stable_sort(leaves.begin(), leaves.end(),
+                         [](const Pool *a, const Pool *b) { return a->free < b->free; });
+        tightest_first(c, all);
+        for (const auto &[shape, ratio] : shapes) {
             if (std::ssize(out) >= limit)
                 return out;
             if (c.max_hosts > 0 && std::ssize(shape) > c.max_hosts)
                 continue;
-            // Under one leaf where one holds it (the leaf it fits most tightly), else over
-            // the leaves.
-            ShapedFit best;
-            int best_free = 0;
-            for (const auto &[leaf, hosts] : at_leaf) {
-                ShapedFit fit = realize(c, hosts, shape);
-                int free = 0;
-                for (int h : hosts)
-                    free += c.capacity[h];
-                if (!fit.hosts.empty() && (best.hosts.empty() || free < best_free)) {
-                    best = std::move(fit);
-                    best_free = free;
-                }
-            }
-            if (best.hosts.empty() && at_leaf.size() > 1)
-                best = realize(c, all, shape);
-            if (!best.hosts.empty())
-                out.push_back(std::move(best));
+            // Under the tightest leaf that holds it, else over the leaves.
+            ShapedFit fit;
+            for (const Pool *leaf : leaves)
+                if (std::ssize(leaf->hosts) >= std::ssize(shape) &&
+                    !(fit = realize(c, *leaf, shape)).hosts.empty())
+                    break;
+            if (fit.hosts.empty() && at_leaf.size() > 1)
+                fit = realize(c, all, shape);
+            if (!fit.hosts.empty())
+                out.push_back(std::move(fit));
         }
     }
     return out;
