@@ -276,16 +276,34 @@ void print_targets(const std::vector<std::pair<int, double>> &engine_nodes_p99,
 
 // The model of a file named on the command line (null: none named); nullopt, said on
 // stderr, for a file that does not load.
-template <class Model>
-std::optional<std::shared_ptr<const Model>> load_model(const std::string &path) {
+template <class Model, class Load>
+std::optional<std::shared_ptr<const Model>> load_model(const std::string &path, Load load) {
     if (path.empty())
         return std::shared_ptr<const Model>();
-    auto m = Model::load(path);
+    auto m = load(path);
     if (!m) {
         std::fprintf(stderr, "ai-bench-placement: %s\n", m.error().message().c_str());
         return std::nullopt;
     }
     return std::make_shared<const Model>(std::move(m).value());
+}
+
+// The files the engine may decide with: RiskModel=, PlacementModel= and ShapeProfile=.
+struct EngineFiles {
+    std::string risk, placement, shapes;
+};
+
+void add_engine_files(CLI::App &app, EngineFiles &f) {
+    app.add_option("--risk-model", f.risk,
+                   "Also time the engine with this learned risk model in use (RiskModel=)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--placement-model", f.placement,
+                   "Also time the engine with this learned scorer picking among its "
+                   "candidates (PlacementModel=)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--shape-profile", f.shapes,
+                   "The engine decides with this measured shape profile (ShapeProfile=)")
+        ->check(CLI::ExistingFile);
 }
 
 }  // namespace
@@ -308,34 +326,17 @@ int main(int argc, char **argv) {
     app.add_option("--repeat", plan.repeat, "Timings of each decision (its median counts)")
         ->check(kCount);
     app.add_option("--budget-ms", budget_ms, "The engine's time budget per decision");
-    std::string risk_model, placement_model;
-    app.add_option("--risk-model", risk_model,
-                   "Also time the engine with this learned risk model in use (RiskModel=)")
-        ->check(CLI::ExistingFile);
-    app.add_option("--placement-model", placement_model,
-                   "Also time the engine with this learned scorer picking among its "
-                   "candidates (PlacementModel=)")
-        ->check(CLI::ExistingFile);
-    std::string shape_file;
-    app.add_option("--shape-profile", shape_file,
-                   "The engine decides with this measured shape profile (ShapeProfile=)")
-        ->check(CLI::ExistingFile);
+    EngineFiles files;
+    add_engine_files(app, files);
     CLI11_PARSE(app, argc, argv);
-    std::shared_ptr<const ShapeProfile> shapes;
-    if (!shape_file.empty()) {
-        auto profile = load_shape_profile(shape_file);
-        if (!profile) {
-            std::fprintf(stderr, "ai-bench-placement: %s\n", profile.error().message().c_str());
-            return 1;
-        }
-        shapes = std::make_shared<const ShapeProfile>(std::move(profile).value());
-    }
-    auto scorer = load_model<LearnedPlacement>(placement_model);
-    auto risk = load_model<LearnedRisk>(risk_model);
-    if (!scorer || !risk)
+    auto scorer = load_model<LearnedPlacement>(files.placement, LearnedPlacement::load);
+    auto risk = load_model<LearnedRisk>(files.risk, LearnedRisk::load);
+    auto profile = load_model<ShapeProfile>(files.shapes, load_shape_profile);
+    if (!scorer || !risk || !profile)
         return 1;
     std::shared_ptr<const LearnedPlacement> placement = *scorer;
     std::shared_ptr<const LearnedRisk> model = *risk;
+    std::shared_ptr<const ShapeProfile> shapes = *profile;
 
     auto node = load_node_topology(node_file);
     if (!node) {
