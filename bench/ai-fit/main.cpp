@@ -15,7 +15,6 @@
 
 #include "report.hpp"
 #include "slurm_ai/common/file_io.hpp"
-#include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/topology/node_topology.hpp"
 #include "testbed/measurements.hpp"
 #include "validation.hpp"
@@ -81,9 +80,14 @@ int main(int argc, char **argv) {
                 return 1;
             }
             std::vector<std::string> without;
-            if (!shapes_without.empty())
-                for (auto m : text::split(shapes_without, ','))
-                    without.emplace_back(text::trim(m));
+            if (!shapes_without.empty()) {
+                auto names = testbed::model_list(data.value(), shapes_without, "--shapes-without");
+                if (!names) {
+                    std::cerr << "ai-fit: " << names.error().message() << '\n';
+                    return 1;
+                }
+                without = std::move(names).value();
+            }
             auto profile = testbed::measured_shapes(
                 data.value(), static_cast<int>(node.value().gpus.size()), without);
             write_text_file_atomically(shapes_file, profile.csv());

@@ -9,7 +9,6 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
-#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai::sim {
 namespace {
@@ -79,16 +78,13 @@ Parsed<std::string> read_shapes(const std::string &what, const testbed::Measurem
         return fmt::format("{} ({} shapes)", base_name(what), c.shapes->size());
     }
     std::vector<std::string> without;
-    if (what != "measured")
-        for (auto part : text::split(std::string_view(what).substr(kWithout.size()), ','))
-            without.emplace_back(text::trim(part));
-    for (const auto &model : without)
-        if (!std::binary_search(m.models.begin(), m.models.end(), model))
-            return InputError{"--shape-profile", what,
-                              fmt::format("a file, measured, or measured-without: and models of "
-                                          "the measurements ({})",
-                                          fmt::join(m.models, ", ")),
-                              "", 0};
+    if (what != "measured") {
+        const auto list = std::string_view(what).substr(kWithout.size());
+        auto names = testbed::model_list(m, list, "--shape-profile");
+        if (!names)
+            return names.error();
+        without = std::move(names).value();
+    }
     auto profile = testbed::measured_shapes(m, c.max_gpus_per_host, without);
     if (profile.empty())
         return InputError{"--shape-profile", what,

@@ -11,6 +11,7 @@
 
 #include "slurm_ai/common/csv_table.hpp"
 #include "slurm_ai/common/file_io.hpp"
+#include "slurm_ai/common/text_scan.hpp"
 
 namespace slurm_ai::testbed {
 namespace {
@@ -149,6 +150,24 @@ int Configuration::gpus() const {
 bool Configuration::even() const {
     return std::adjacent_find(gpus_per_node.begin(), gpus_per_node.end(), std::not_equal_to<>()) ==
            gpus_per_node.end();
+}
+
+Parsed<std::vector<std::string>> model_list(const Measurements &m, std::string_view text,
+                                            std::string_view field) {
+    std::vector<std::string> out;
+    for (auto name : text::split(text, ',')) {
+        name = text::trim(name);
+        if (!std::binary_search(m.models.begin(), m.models.end(), name)) {
+            std::string known;
+            for (const auto &model : m.models)
+                known += (known.empty() ? "" : ", ") + model;
+            return InputError{std::string(field), std::string(name),
+                              "models of the measurements, separated by commas (" + known + ")",
+                              "", 0};
+        }
+        out.emplace_back(name);
+    }
+    return out;
 }
 
 ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "slurm_ai/common/input_error.hpp"
@@ -56,6 +57,11 @@ struct Measurements {
 // replica counts: its replicas are spread as evenly as the counts allow, the first nodes
 // taking one more. Errors name the file, line and column.
 Parsed<Measurements> load_measurements(const std::string &dir);
+
+// Model names separated by commas ("bert, ncf"), each one of m.models; an error naming
+// `field` and the first name that is not one.
+Parsed<std::vector<std::string>> model_list(const Measurements &m, std::string_view text,
+                                            std::string_view field);
 
 // The select plugin's ShapeProfile from these measurements, for hosts of gpus_per_host
 // GPUs: each model's configurations of one GPU count compared with its fastest (the mean

@@ -55,7 +55,6 @@ void ShapeProfile::add(int gpus_per_host, Shape shape, double step) {
 }
 
 void ShapeProfile::finish() {
-    ratios_.clear();
     for (const auto &[key, shapes] : sums_) {
         double fastest = 0;
         for (const auto &[shape, cell] : shapes) {
@@ -65,6 +64,7 @@ void ShapeProfile::finish() {
         for (const auto &[shape, cell] : shapes)
             ratios_[key][shape] = cell.first / cell.second / fastest;
     }
+    sums_.clear();
 }
 
 std::optional<double> ShapeProfile::ratio(int gpus_per_host, Shape counts) const {

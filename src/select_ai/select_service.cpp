@@ -71,7 +71,7 @@ std::optional<InputError> load_learned(const PluginConfig &config,
 
 // ShapeProfile=: read once, here; an error names the file's line.
 static std::optional<InputError> load_shapes(const PluginConfig &config, EngineOptions &engine,
-                                      std::string &note) {
+                                             std::string &note) {
     if (config.shape_profile.empty())
         return std::nullopt;
     auto profile = load_shape_profile(config.shape_profile);

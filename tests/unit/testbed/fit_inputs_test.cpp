@@ -111,3 +111,16 @@ TEST_CASE("the measured shapes of the testbed: two hosts of 4 are the slowest 8 
     CHECK_FALSE(small.ratio(4, {4, 4}).has_value());
     CHECK(small.ratio(2, {2, 2, 2, 2}).has_value());
 }
+
+TEST_CASE("a list of measured models is read once for ai-fit and ai-sim", "[fit][shapes]") {
+    auto m = testbed::load_measurements(std::string(SLURM_AI_DATA_DIR) + "/comm-measurements");
+    REQUIRE(m.ok());
+    auto names = testbed::model_list(m.value(), "bert, ncf", "--shapes-without");
+    REQUIRE(names.ok());
+    CHECK(names.value() == std::vector<std::string>{"bert", "ncf"});
+    auto bad = testbed::model_list(m.value(), "bert,gpt5", "--shapes-without");
+    REQUIRE_FALSE(bad.ok());
+    CHECK(bad.error().field == "--shapes-without");
+    CHECK(bad.error().value == "gpt5");
+    CHECK_THAT(bad.error().expected, Catch::Contains("yolov3"));
+}

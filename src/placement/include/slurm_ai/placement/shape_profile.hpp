@@ -31,7 +31,7 @@ class ShapeProfile {
     // GPUs per host, largest first: the key of a shape.
     using Shape = std::vector<int>;
 
-    // Adds one measured row; finish() turns the rows into ratios.
+    // Adds one measured row; finish() turns the rows added into ratios and drops them.
     void add(int gpus_per_host, Shape shape, double step);
     void finish();
 
@@ -58,7 +58,7 @@ class ShapeProfile {
             return std::pair(gpus_per_host, gpus) < std::pair(o.gpus_per_host, o.gpus);
         }
     };
-    std::map<Key, std::map<Shape, std::pair<double, int>>> sums_;  // step sum, rows
+    std::map<Key, std::map<Shape, std::pair<double, int>>> sums_;  // until finish(): sum, rows
     std::map<Key, std::map<Shape, double>> ratios_;
 };
 
