@@ -49,30 +49,19 @@ bool Run::fits_now(const Shape &s) const {
 JobDemand Run::at_test(int j, double t, const JobDemand &demand) const {
     JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
-    const double held_since = js_[j].held_since;
-    d.held_s = static_cast<std::uint32_t>(held_since >= 0 ? std::max(0.0, t - held_since) : 0);
     d.time_limit_s = static_cast<std::uint32_t>(jobs_[j].limit_s);
     return d;
-}
-
-Decision Run::decide(int j, double t, const JobDemand &demand, const ClusterState &view,
-                     const PlacementPolicy &policy) {
-    const JobDemand d = at_test(j, t, demand);
-    auto t0 = std::chrono::steady_clock::now();
-    Decision decision = engine_.place(d, view, policy);
-    result_.placement_ms +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++result_.placements_tried;
-    // A run-now test that holds the job starts its hold (the plugin's held_since).
-    if (decision.wait && &policy == &policy_ && js_[j].held_since < 0)
-        js_[j].held_since = t;
-    return decision;
 }
 
 std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
                                     const ClusterState &view, const PlacementPolicy &policy,
                                     bool *held) {
-    Decision decision = decide(j, t, demand, view, policy);
+    const JobDemand d = at_test(j, t, demand);
+    auto t0 = std::chrono::steady_clock::now();
+    auto decision = engine_.place(d, view, policy);
+    result_.placement_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++result_.placements_tried;
     if (held)
         *held = decision.wait;
     return std::move(decision.placement);

@@ -186,9 +186,6 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     std::erase_if(waiting_, [&](const auto &w) { return now - w.second.second > kStillWaiting_s; });
     if (job.total_gpus > 1)
         waiting_[job.job_id] = {job.total_gpus, now};
-    std::erase_if(held_, [&](const auto &h) { return now - h.second.second > kStillWaiting_s; });
-    if (auto h = held_.find(job.job_id); h != held_.end())
-        demand->held_s = static_cast<std::uint32_t>(std::max(0.0, now - h->second.first));
     int candidates = 0;
     ClusterState state = free_view(nodes, &candidates);
     if (candidates == 0)
@@ -223,7 +220,6 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (!decision.placement && held)
         decision = *held;
     if (decision.wait) {
-        held_.try_emplace(job.job_id, now, now).first->second.second = now;
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
         note_pending(job, opts);
@@ -234,7 +230,6 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         return fallback("engine: " + decision.reason, std::nullopt);
     }
     waiting_.erase(job.job_id);
-    held_.erase(job.job_id);
     out = placed(job, *demand, *decision.placement, state);
     if (elastic) {
         out.min_nodes = elastic->min_nodes;
@@ -537,7 +532,6 @@ void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
     stock_choices_.erase(job_id);
     waiting_.erase(job_id);
-    held_.erase(job_id);
     uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);
     options_.forget(job_id);
