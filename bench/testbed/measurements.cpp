@@ -2,12 +2,14 @@
 
 #include <algorithm>
 #include <filesystem>
-#include <functional>
 #include <map>
 #include <numeric>
 #include <optional>
 #include <string_view>
 #include <system_error>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "slurm_ai/common/csv_table.hpp"
 #include "slurm_ai/common/file_io.hpp"
@@ -157,14 +159,11 @@ Parsed<std::vector<std::string>> model_list(const Measurements &m, std::string_v
     std::vector<std::string> out;
     for (auto name : text::split(text, ',')) {
         name = text::trim(name);
-        if (!std::binary_search(m.models.begin(), m.models.end(), name)) {
-            std::string known;
-            for (const auto &model : m.models)
-                known += (known.empty() ? "" : ", ") + model;
+        if (!std::binary_search(m.models.begin(), m.models.end(), name))
             return InputError{std::string(field), std::string(name),
-                              "models of the measurements, separated by commas (" + known + ")",
+                              fmt::format("models of the measurements, separated by commas ({})",
+                                          fmt::join(m.models, ", ")),
                               "", 0};
-        }
         out.emplace_back(name);
     }
     return out;
@@ -172,41 +171,26 @@ Parsed<std::vector<std::string>> model_list(const Measurements &m, std::string_v
 
 ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,
                              const std::vector<std::string> &without) {
-    // Per model: a shape's mean step over its configurations (orders, files).
-    std::map<std::string, std::map<ShapeProfile::Shape, std::pair<double, int>>> steps;
-    for (const auto &c : m.configs) {
-        if (std::find(without.begin(), without.end(), c.model) != without.end() ||
-            c.gpus_per_node.empty() ||
-            *std::max_element(c.gpus_per_node.begin(), c.gpus_per_node.end()) > gpus_per_host)
-            continue;
-        ShapeProfile::Shape shape = c.gpus_per_node;
-        std::sort(shape.begin(), shape.end(), std::greater<>());
-        auto &cell = steps[c.model][shape];
-        cell.first += c.step_s;
-        ++cell.second;
-    }
-    // Per shape: each model's step over its fastest of as many GPUs.
+    // Per model, its own profile: a shape's mean step over its configurations (orders,
+    // files) over its fastest of as many GPUs.
+    std::map<std::string, std::vector<ShapeProfile::Row>> rows;
+    for (const auto &c : m.configs)
+        if (std::find(without.begin(), without.end(), c.model) == without.end() &&
+            !c.gpus_per_node.empty() &&
+            *std::max_element(c.gpus_per_node.begin(), c.gpus_per_node.end()) <= gpus_per_host)
+            rows[c.model].push_back({gpus_per_host, c.gpus_per_node, c.step_s});
     std::map<ShapeProfile::Shape, std::vector<double>> ratios;
-    for (const auto &[model, shapes] : steps) {
-        std::map<int, double> fastest;  // by GPU count
-        for (const auto &[shape, cell] : shapes) {
-            const int gpus = std::accumulate(shape.begin(), shape.end(), 0);
-            const double step = cell.first / cell.second;
-            auto [it, fresh] = fastest.try_emplace(gpus, step);
-            it->second = std::min(it->second, step);
-        }
-        for (const auto &[shape, cell] : shapes)
-            ratios[shape].push_back(cell.first / cell.second /
-                                    fastest[std::accumulate(shape.begin(), shape.end(), 0)]);
-    }
-    ShapeProfile profile;
+    for (const auto &[model, own] : rows)
+        for (auto &[shape, ratio] : ShapeProfile(own).shapes(gpus_per_host))
+            ratios[shape].push_back(ratio);
+    // Per shape: the median over the models.
+    std::vector<ShapeProfile::Row> medians;
     for (auto &[shape, r] : ratios) {
         std::sort(r.begin(), r.end());
         const std::size_t n = r.size();
-        profile.add(gpus_per_host, shape, n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2);
+        medians.push_back({gpus_per_host, shape, n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2});
     }
-    profile.finish();
-    return profile;
+    return ShapeProfile(medians);
 }
 
 std::vector<int> spread_evenly(int nodes, int replicas) {

@@ -47,15 +47,16 @@ std::optional<ShapeProfile::Shape> parse_shape(std::string_view text) {
     return out;
 }
 
-void ShapeProfile::add(int gpus_per_host, Shape shape, double step) {
-    std::sort(shape.begin(), shape.end(), std::greater<>());
-    auto &cell = sums_[Key{gpus_per_host, sum(shape)}][shape];
-    cell.first += step;
-    ++cell.second;
-}
-
-void ShapeProfile::finish() {
-    for (const auto &[key, shapes] : sums_) {
+ShapeProfile::ShapeProfile(const std::vector<Row> &rows) {
+    std::map<Key, std::map<Shape, std::pair<double, int>>> sums;  // step sum, rows
+    for (const auto &row : rows) {
+        Shape shape = row.shape;
+        std::sort(shape.begin(), shape.end(), std::greater<>());
+        auto &cell = sums[Key{row.gpus_per_host, sum(shape)}][shape];
+        cell.first += row.step;
+        ++cell.second;
+    }
+    for (const auto &[key, shapes] : sums) {
         double fastest = 0;
         for (const auto &[shape, cell] : shapes) {
             const double mean = cell.first / cell.second;
@@ -64,7 +65,6 @@ void ShapeProfile::finish() {
         for (const auto &[shape, cell] : shapes)
             ratios_[key][shape] = cell.first / cell.second / fastest;
     }
-    sums_.clear();
 }
 
 std::optional<double> ShapeProfile::ratio(int gpus_per_host, Shape counts) const {
@@ -110,6 +110,14 @@ std::vector<int> ShapeProfile::host_sizes() const {
     return out;
 }
 
+std::vector<std::pair<ShapeProfile::Shape, double>> ShapeProfile::shapes(int gpus_per_host) const {
+    std::vector<std::pair<Shape, double>> out;
+    for (const auto &[key, group] : ratios_)
+        if (key.gpus_per_host == gpus_per_host)
+            out.insert(out.end(), group.begin(), group.end());
+    return out;
+}
+
 std::size_t ShapeProfile::size() const {
     std::size_t n = 0;
     for (const auto &[key, shapes] : ratios_)
@@ -135,7 +143,7 @@ Parsed<ShapeProfile> parse_shape_profile(std::string text, const std::string &so
     CsvTable csv(source, std::move(text));
     if (auto e = csv.header({"gpus_per_host", "shape", "step"}))
         return *e;
-    ShapeProfile profile;
+    std::vector<ShapeProfile::Row> rows;
     std::vector<std::string_view> cells;
     while (csv.row(cells)) {
         if (auto e = csv.check_width(cells[0]))
@@ -157,9 +165,9 @@ Parsed<ShapeProfile> parse_shape_profile(std::string text, const std::string &so
             return step.error();
         if (!std::isfinite(*step))
             return csv.error("step", cells[2], "a finite positive number");
-        profile.add(*per_host, std::move(*shape), *step);
+        rows.push_back({static_cast<int>(*per_host), std::move(*shape), *step});
     }
-    profile.finish();
+    ShapeProfile profile(rows);
     if (profile.empty())
         return InputError{"shape", "", "at least one row under the header", source, csv.line()};
     return profile;

@@ -31,9 +31,17 @@ class ShapeProfile {
     // GPUs per host, largest first: the key of a shape.
     using Shape = std::vector<int>;
 
-    // Adds one measured row; finish() turns the rows added into ratios and drops them.
-    void add(int gpus_per_host, Shape shape, double step);
-    void finish();
+    // One measurement: a step time of `shape` on hosts of gpus_per_host GPUs.
+    struct Row {
+        int gpus_per_host = 0;
+        Shape shape;
+        double step = 0;
+    };
+
+    ShapeProfile() = default;
+    // Each shape's mean step over its rows, over the fastest mean of as many GPUs on as
+    // large hosts.
+    explicit ShapeProfile(const std::vector<Row> &rows);
 
     // The step of `counts` (GPUs per host, any order) on hosts of gpus_per_host GPUs over
     // the fastest profiled shape of as many GPUs, >= 1. A shape not profiled while others
@@ -44,6 +52,8 @@ class ShapeProfile {
     std::vector<std::pair<Shape, double>> fastest(int gpus_per_host, int gpus) const;
     // The host sizes (GPUs per host) the profile has rows for.
     std::vector<int> host_sizes() const;
+    // Every profiled shape on hosts of gpus_per_host GPUs, with its ratio.
+    std::vector<std::pair<Shape, double>> shapes(int gpus_per_host) const;
 
     bool empty() const { return ratios_.empty(); }
     std::size_t size() const;  // shapes profiled
@@ -58,7 +68,6 @@ class ShapeProfile {
             return std::pair(gpus_per_host, gpus) < std::pair(o.gpus_per_host, o.gpus);
         }
     };
-    std::map<Key, std::map<Shape, std::pair<double, int>>> sums_;  // until finish(): sum, rows
     std::map<Key, std::map<Shape, double>> ratios_;
 };
 
