@@ -17,7 +17,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../trainer/cluster_helpers.bash"
 t_begin=$SECONDS
 LEASE=${SLURM_AI_BIN_DIR:?}/ai-lease
-trap 'kill ${LOAD_PIDS[*]:-} 2>/dev/null || true; ckpt_cluster_down' EXIT
+trap 'rc=$?; kill ${LOAD_PIDS[*]:-} 2>/dev/null || true; ckpt_cluster_down "$rc"' EXIT
 LOAD_PIDS=()
 dir=$(mktemp -u /tmp/slurm-ai-ckpt-lease.XXXXXX)
 ckpt_cluster_up "$dir" --lease "$LEASE" --spank-arg "lease_program=$LEASE" \

@@ -40,9 +40,10 @@ ckpt_cluster_up() {
 }
 
 # Frozen nodes keep their processes stopped: kill them so that `down` is quick. After a
-# failure, ai-recover's log and the job output go to stderr first.
+# failure, ai-recover's log and the job output go to stderr first. RC: the test's exit
+# status, where the trap ran a command before this one (default: the last command's).
 ckpt_cluster_down() {
-    local rc=$? n f
+    local rc=${1:-$?} n f
     [ -n "${CKPT_DIR:-}" ] && [ -d "$CKPT_DIR" ] || return 0
     if [ "$rc" != 0 ]; then
         for f in "$CKPT_STATE/ai_recover/ai-recover.log" "${CKPT_SHOW_ON_FAILURE[@]+"${CKPT_SHOW_ON_FAILURE[@]}"}"; do
