@@ -192,7 +192,8 @@ struct Recovery::Work {
 };
 
 std::vector<std::string> Recovery::lost_nodes(const Job &j, const std::vector<std::string> &failed,
-                                              std::int64_t failed_at) const {
+                                              std::int64_t failed_at,
+                                              const std::set<std::string> &back) const {
     const bool ended = !j.view.running() && !j.view.pending() && !j.view.settling();
     if (ended && !checkpoint::ended_by_node_failure(j.view, failed_at))
         return {};  // ended on its own: nothing to bring back
@@ -210,6 +211,13 @@ std::vector<std::string> Recovery::lost_nodes(const Job &j, const std::vector<st
                 if (r.event == "node_failure" && r.run_start == j.view.start_time)
                     handled.insert(r.failed.begin(), r.failed.end());
     }
+    // A node back in service that the running job still holds serves this run: Slurm takes
+    // a failed node out of a --no-kill job and ends any other job on it, so the failure
+    // came before this run (a trigger that ran late, after the node was resumed).
+    if (j.view.running())
+        for (const auto &n : j.view.nodes)
+            if (back.count(n))
+                handled.insert(n);
     std::vector<std::string> out;
     for (const auto &n : j.run_nodes())
         if (std::find(failed.begin(), failed.end(), n) != failed.end() && !handled.count(n))
@@ -220,11 +228,16 @@ std::vector<std::string> Recovery::lost_nodes(const Job &j, const std::vector<st
 int Recovery::node_down(const std::vector<std::string> &failed) {
     const double t0 = now_s();
     std::map<std::string, NodeDown> down;
+    std::set<std::string> back;
     std::string what;
     for (const auto &n : failed) {
         down[n] = slurm_.node_down(n);
+        if (down[n].back)
+            back.insert(n);
         what += (what.empty() ? "" : ", ") + n +
-                (down[n].reason.empty() ? std::string(" DOWN") : " DOWN (" + down[n].reason + ")");
+                (down[n].back           ? std::string(" DOWN, back in service now")
+                 : down[n].reason.empty() ? std::string(" DOWN")
+                                          : " DOWN (" + down[n].reason + ")");
     }
     log("nodes down: " + what);
     // The earliest DOWN stamp; now when none is known (a node back in service already has
@@ -238,7 +251,7 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
 
     std::vector<std::uint32_t> ids;
     for (const auto &j : checkpoint_jobs())
-        if (!lost_nodes(j, failed, failed_at).empty())
+        if (!lost_nodes(j, failed, failed_at, back).empty())
             ids.push_back(j.view.job_id);
     if (ids.empty()) {
         log("no checkpointing job to recover from " + compress_hostlist(failed) +
@@ -263,7 +276,7 @@ int Recovery::node_down(const std::vector<std::string> &failed) {
     for (auto &j : checkpoint_jobs()) {
         if (!std::binary_search(ids.begin(), ids.end(), j.view.job_id))
             continue;
-        auto lost = lost_nodes(j, failed, failed_at);
+        auto lost = lost_nodes(j, failed, failed_at, back);
         if (lost.empty())
             continue;
         checkpoint::RecoveryInput in{

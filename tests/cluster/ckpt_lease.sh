@@ -12,7 +12,8 @@
 #              and drained although it answers, and the job moves
 # And no false alarm first, each with a job running: ai-recover restarted, slurmctld
 # restarted, an agent frozen for 5 s (its lease lapses, slurmd answers: no action), and
-# every CPU busy for 30 s. No node goes DOWN, no job restarts.
+# every CPU busy for 30 s. No node goes DOWN, no job restarts. Nor does a node-down
+# trigger that runs after its node is back in service and serving a new job.
 source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../trainer/cluster_helpers.bash"
 t_begin=$SECONDS
@@ -172,6 +173,16 @@ back_in_service "$A2"
 
 # --- a fatal GPU event on a node that still answers -------------------------------------
 start_trainer health
+# First a node-down trigger that runs late, when the node it names is back in service and
+# serves this job (the peer's node resumed above, then given to a new job): no false alarm.
+from=$(($(wc -l <"$LOG") + 1))
+"$RECOVER" --conf "$SLURM_CONF" node-down "$A2" >/dev/null 2>&1 ||
+    fail "ai-recover node-down $A2 failed: $(tail -n +"$from" "$LOG")"
+expect_eq "restarts of job $ID after a late trigger for $A2" 0 "$(job_field "$ID" Restarts)"
+expect_contains "ai-recover's log of a late trigger" "$(tail -n +"$from" "$LOG")" \
+    "nodes down: $A2 DOWN, back in service now"
+expect_contains "ai-recover's log of a late trigger" "$(tail -n +"$from" "$LOG")" \
+    "no checkpointing job to recover from $A2"
 T_FAIL=$(date +%s.%N)
 echo "$(date '+%b %d %T') $A2 kernel: NVRM: Xid (PCI:0000:3b:00): 79, pid=1234, name=python3, GPU has fallen off the bus." \
     >>"$dir/xid-$A2.log"
