@@ -84,6 +84,7 @@ struct JobState {
     double saved_s = 0;        // progress of the newest checkpoint (what a restart keeps)
     double eligible_at = 0;    // pending: a requeue's begin time
     double last_resize = -1;   // when ai-elasticd last resized it
+    double held_since = -1;    // pending: when the engine first held it for placement
     std::vector<double> goodput;  // elastic: its goodput curve, made at its first look
     double loaded_s = 0, loaded_weighted = 0;  // contention: running time, and step/alone x time
     long epoch = 0;            // bumped when its finish changes, voiding the old finish event
@@ -135,6 +136,8 @@ class Run {
     // The demand as slurmctld hands it to the plugin at t: with how long the job has
     // waited and its time limit.
     JobDemand at_test(int j, double t, const JobDemand &demand) const;
+    Decision decide(int j, double t, const JobDemand &demand, const ClusterState &view,
+                    const PlacementPolicy &policy);
     std::optional<Placement> place(int j, double t, const JobDemand &demand,
                                    const ClusterState &view, const PlacementPolicy &policy,
                                    bool *held = nullptr);

@@ -49,19 +49,30 @@ bool Run::fits_now(const Shape &s) const {
 JobDemand Run::at_test(int j, double t, const JobDemand &demand) const {
     JobDemand d = demand;
     d.pending_s = static_cast<std::uint32_t>(std::max(0.0, t - jobs_[j].submit_s));
+    const double held_since = js_[j].held_since;
+    d.held_s = static_cast<std::uint32_t>(held_since >= 0 ? std::max(0.0, t - held_since) : 0);
     d.time_limit_s = static_cast<std::uint32_t>(jobs_[j].limit_s);
     return d;
+}
+
+Decision Run::decide(int j, double t, const JobDemand &demand, const ClusterState &view,
+                     const PlacementPolicy &policy) {
+    const JobDemand d = at_test(j, t, demand);
+    auto t0 = std::chrono::steady_clock::now();
+    Decision decision = engine_.place(d, view, policy);
+    result_.placement_ms +=
+        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+    ++result_.placements_tried;
+    // A run-now test that holds the job starts its hold (the plugin's held_since).
+    if (decision.wait && &policy == &policy_ && js_[j].held_since < 0)
+        js_[j].held_since = t;
+    return decision;
 }
 
 std::optional<Placement> Run::place(int j, double t, const JobDemand &demand,
                                     const ClusterState &view, const PlacementPolicy &policy,
                                     bool *held) {
-    const JobDemand d = at_test(j, t, demand);
-    auto t0 = std::chrono::steady_clock::now();
-    auto decision = engine_.place(d, view, policy);
-    result_.placement_ms +=
-        std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    ++result_.placements_tried;
+    Decision decision = decide(j, t, demand, view, policy);
     if (held)
         *held = decision.wait;
     return std::move(decision.placement);
@@ -77,14 +88,18 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
             return std::nullopt;
         return std::make_pair(std::move(*p), job.demand);
     }
-    for (int n = job.nodes; n >= static_cast<int>(job.elastic.min_nodes); --n) {
-        JobDemand d = demand_at_size(job.demand, static_cast<std::uint32_t>(n));
-        if (&view == &state_ && !fits_now(shape_of(d)))
-            continue;
-        if (auto p = place(j, t, d, view, policy))
-            return std::make_pair(std::move(*p), std::move(d));
-    }
-    return std::nullopt;
+    // The plugin's choice of size (place_sized); a size the free GPUs cannot hold is not
+    // worth the engine's time.
+    auto sized = place_sized(job.demand, job.elastic.min_nodes,
+                             static_cast<std::uint32_t>(job.nodes), [&](const JobDemand &d) {
+                                 if (&view == &state_ && !fits_now(shape_of(d)))
+                                     return Decision{};
+                                 return decide(j, t, d, view, policy);
+                             });
+    if (!sized.decision.placement)
+        return std::nullopt;
+    return std::make_pair(std::move(*sized.decision.placement),
+                          demand_at_size(job.demand, sized.nodes));
 }
 
 void Run::main_schedule(double t) {

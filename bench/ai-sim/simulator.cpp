@@ -207,6 +207,7 @@ bool Run::eligible(int j, double t) const {
 void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     const SimJob &job = jobs_[j];
     JobState &s = js_[j];
+    s.held_since = -1;  // a requeued job's next hold starts afresh
     // Where the geometry-blind engine would have put it, on the same free view.
     std::optional<PairedDecision> pair;
     if (opt_.paired && policy_.kind() == PlacementPolicy::Kind::kEngine) {

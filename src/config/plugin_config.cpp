@@ -230,7 +230,8 @@ const std::vector<KeySpec> kKeys = {
      [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},
     {{"PlacementHold", "yes|no", "yes",
       "hold a job whose best placement now would cost it more run time than it has "
-      "waited: time limit x CommShare x (1/efficiency - 1)"},
+      "been held, from the first test that could start it: time limit x CommShare x "
+      "(1/efficiency - 1)"},
      [](const Line &l, Target &t) { return parse_bool(l, t.c.placement_hold); }},
     {{"Debug", "yes|no", "no", "log what plain cons_tres would have chosen"},
      [](const Line &l, Target &t) { return parse_bool(l, t.c.debug); }},

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <limits>
+#include <optional>
 #include <tuple>
 
 namespace slurm_ai {
@@ -72,6 +73,23 @@ double compute_from_share(const PlacementEngine &engine, const JobDemand &demand
     const JobDemand d = demand_at_size(demand, nodes);
     const double gpus = std::max<double>(d.total_gpus, nodes);
     return engine.lower_bound(d) * (1 - share) / share * gpus;
+}
+
+SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t hi,
+                          const std::function<Decision(const JobDemand &)> &place_at) {
+    lo = std::max<std::uint32_t>(lo, 1);
+    std::optional<Decision> held;
+    Decision decision;
+    for (std::uint32_t n = std::max(hi, lo);; --n) {
+        decision = place_at(demand_at_size(base, n));
+        if (decision.placement)
+            return {std::move(decision), n};
+        if (decision.wait && !held)
+            held = decision;
+        if (n <= lo)
+            break;
+    }
+    return {held ? std::move(*held) : std::move(decision), 0};
 }
 
 Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std::vector<int> hosts,

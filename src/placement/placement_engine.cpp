@@ -204,7 +204,7 @@ Decision PlacementEngine::place(const JobDemand &d, const ClusterState &state,
             const bool soft = d.locality.wait_s > 0;
             const double limit = soft ? d.locality.wait_s
                                       : hold_for_s(d, p->efficiency, options_.hold_comm_share);
-            if (static_cast<double>(d.pending_s) < limit) {
+            if (static_cast<double>(soft ? d.pending_s : d.held_s) < limit) {
                 out.wait = true;
                 out.reason = std::string(soft ? "soft locality" : "held for placement") +
                              ": best placement now is " +

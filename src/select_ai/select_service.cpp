@@ -186,6 +186,9 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     std::erase_if(waiting_, [&](const auto &w) { return now - w.second.second > kStillWaiting_s; });
     if (job.total_gpus > 1)
         waiting_[job.job_id] = {job.total_gpus, now};
+    std::erase_if(held_, [&](const auto &h) { return now - h.second.second > kStillWaiting_s; });
+    if (auto h = held_.find(job.job_id); h != held_.end())
+        demand->held_s = static_cast<std::uint32_t>(std::max(0.0, now - h->second.first));
     int candidates = 0;
     ClusterState state = free_view(nodes, &candidates);
     if (candidates == 0)
@@ -202,24 +205,23 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         hi = std::max(lo, std::min<std::uint32_t>(elastic->max_nodes,
                                                   static_cast<std::uint32_t>(candidates)));
     }
-    // A size the engine holds for a better placement does not stop a smaller one that
-    // places well; the job waits only when no size places (the first hold says why).
+    // Rigid: the engine's decision. Elastic: the size too (place_sized).
     Decision decision;
-    std::optional<Decision> held;
-    std::uint32_t size = hi;
-    for (;; --size) {
-        JobDemand d = elastic ? demand_at_size(*demand, size) : *demand;
-        decision = l.engine->place(d, state, *l.policy);
-        if (decision.wait && !held)
-            held = decision;
-        if (decision.placement || size <= lo) {
-            *demand = d;
-            break;
+    std::uint32_t size = lo;
+    if (elastic) {
+        auto sized = place_sized(*demand, lo, hi, [&](const JobDemand &d) {
+            return l.engine->place(d, state, *l.policy);
+        });
+        decision = std::move(sized.decision);
+        if (sized.nodes) {
+            size = sized.nodes;
+            *demand = demand_at_size(*demand, size);
         }
+    } else {
+        decision = l.engine->place(*demand, state, *l.policy);
     }
-    if (!decision.placement && held)
-        decision = *held;
     if (decision.wait) {
+        held_.try_emplace(job.job_id, now, now).first->second.second = now;
         out.kind = SelectOutcome::Kind::kWait;
         out.reason = decision.reason;
         note_pending(job, opts);
@@ -230,6 +232,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         return fallback("engine: " + decision.reason, std::nullopt);
     }
     waiting_.erase(job.job_id);
+    held_.erase(job.job_id);
     out = placed(job, *demand, *decision.placement, state);
     if (elastic) {
         out.min_nodes = elastic->min_nodes;
@@ -532,6 +535,7 @@ void SelectService::forget(std::uint32_t job_id) {
     decisions_.erase(job_id);
     stock_choices_.erase(job_id);
     waiting_.erase(job_id);
+    held_.erase(job_id);
     uplink_shares_.erase(job_id);
     fallbacks_.erase(job_id);
     options_.forget(job_id);

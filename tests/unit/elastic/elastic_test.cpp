@@ -122,6 +122,53 @@ TEST_CASE("a job's demand follows its size", "[elastic]") {
     CHECK(demand_at_size(q, 5).comm.stages == 8);
 }
 
+// place_sized with a scripted policy: sizes that place, sizes held, sizes that do not fit.
+TEST_CASE("an elastic job starts at the largest size that places; a held size does not stop "
+          "a smaller one",
+          "[elastic]") {
+    const auto base = pattern_demand(CommPattern::kAllReduce, 2, 16);
+    std::vector<std::uint32_t> asked;
+    auto policy = [&](std::set<std::uint32_t> places, std::set<std::uint32_t> held) {
+        return [&asked, places, held](const JobDemand &d) {
+            asked.push_back(d.min_nodes);
+            Decision out;
+            if (places.count(d.min_nodes)) {
+                out.placement = Placement{};
+                out.placement->hosts.assign(d.min_nodes, 0);
+            } else if (held.count(d.min_nodes)) {
+                out.wait = true;
+                out.reason = "held at " + std::to_string(d.min_nodes);
+            } else {
+                out.reason = "no room at " + std::to_string(d.min_nodes);
+            }
+            return out;
+        };
+    };
+    // 6 and 5 held, 4 places: it starts on 4 nodes, asked from the largest down.
+    auto s = place_sized(base, 2, 6, policy({4, 3}, {6, 5}));
+    CHECK(s.nodes == 4);
+    REQUIRE(s.decision.placement);
+    CHECK(s.decision.placement->hosts.size() == 4);
+    CHECK(asked == std::vector<std::uint32_t>{6, 5, 4});
+    // No size places: the first hold says why, and it waits.
+    asked.clear();
+    s = place_sized(base, 2, 6, policy({}, {5, 3}));
+    CHECK(s.nodes == 0);
+    CHECK(s.decision.wait);
+    CHECK(s.decision.reason == "held at 5");
+    CHECK(asked == std::vector<std::uint32_t>{6, 5, 4, 3, 2});
+    // Nothing held, nothing fits: the smallest size's reason.
+    s = place_sized(base, 2, 6, policy({}, {}));
+    CHECK(s.nodes == 0);
+    CHECK_FALSE(s.decision.wait);
+    CHECK(s.decision.reason == "no room at 2");
+    // A MAX below MIN is asked at MIN.
+    asked.clear();
+    s = place_sized(base, 3, 2, policy({3}, {}));
+    CHECK(s.nodes == 3);
+    CHECK(asked == std::vector<std::uint32_t>{3});
+}
+
 TEST_CASE("ai-elasticd shrinks for a job of higher priority and grows into idle nodes",
           "[elastic]") {
     ElasticPolicyInput in;

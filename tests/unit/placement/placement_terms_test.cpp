@@ -168,12 +168,18 @@ TEST_CASE("the engine holds a job while waiting costs less than its placement no
     CHECK(held.wait);
     CHECK_THAT(held.reason, Catch::Contains("held for placement") &&
                                 Catch::Contains(std::to_string(static_cast<long>(hold))));
-    d.pending_s = static_cast<std::uint32_t>(hold) + 1;
+    // The hold runs from the first test that held it: time in the queue before that
+    // (behind other jobs) bought the placement nothing.
+    d.pending_s = static_cast<std::uint32_t>(hold) * 10;
+    CHECK(engine.place(d, s).wait);
+    d.held_s = static_cast<std::uint32_t>(hold) - 1;
+    CHECK(engine.place(d, s).wait);
+    d.held_s = static_cast<std::uint32_t>(hold) + 1;
     auto later = engine.place(d, s);
     REQUIRE(later.placement);
     // A placement as good as the cluster allows is never held.
     ClusterState empty(g);
-    d.pending_s = 0;
+    d.pending_s = d.held_s = 0;
     auto whole = engine.place(d, empty);
     REQUIRE(whole.placement);
     CHECK(whole.placement->efficiency == Approx(1));

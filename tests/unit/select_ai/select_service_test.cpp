@@ -738,3 +738,44 @@ TEST_CASE("a job the engine holds leaves a note with its hints until it starts o
     CHECK_FALSE(read_pending_note(dir, 11).ok());
     CHECK_THAT(read_pending_note(dir, 11).error().message(), Catch::Contains("pending/11.json"));
 }
+
+TEST_CASE("a job held for placement is held from its first test, not from its submission",
+          "[service][pending]") {
+    const test::ScratchDir scratch("held");
+    const std::string dir = scratch.str();
+    auto now = std::make_shared<double>(1e9);
+    SelectService s(Clock{[now] { return *now; }, [] { return 0.0; }});
+    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    // Two leaves of two nodes under a spine ten times as slow as the nodes' links.
+    write(dir + "/slow-spine.conf", "SwitchName=leaf1 Nodes=g[1-2] LinkSpeed=100\n"
+                                    "SwitchName=leaf2 Nodes=g[3-4] LinkSpeed=100\n"
+                                    "SwitchName=spine Switches=leaf[1-2] LinkSpeed=10\n");
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", dir + "/slow-spine.conf", kNodes));
+    // One free node under each leaf: a 2-node all-reduce can only start across the spine.
+    std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
+    view[1].free_gpus = 0;
+    view[3].free_gpus = 0;
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
+    // It has waited a day behind other jobs: that buys its placement nothing.
+    const SelectJob job{30, 2, 2, 4, 8, 2, 86400, env, 3600};
+    auto first = s.decide(job, view);
+    REQUIRE(first.kind == SelectOutcome::Kind::kWait);
+    CHECK_THAT(first.reason, Catch::Contains("held for placement"));
+    // Tested every 60 s (as slurmctld's passes do), it starts once held as long as the
+    // reason said it would wait.
+    const long limit = std::stol(first.reason.substr(first.reason.find("up to ") + 6));
+    REQUIRE(limit > 120);
+    double started_after = -1;
+    for (double waited = 60; waited <= limit + 120 && started_after < 0; waited += 60) {
+        *now = 1e9 + waited;
+        if (s.decide(job, view).kind == SelectOutcome::Kind::kPlaced)
+            started_after = waited;
+    }
+    CHECK(started_after >= limit);
+    CHECK(started_after <= limit + 60);
+    // A job not tested for five minutes (held by its user, say) is held afresh.
+    const SelectJob again{31, 2, 2, 4, 8, 2, 86400, env, 3600};
+    REQUIRE(s.decide(again, view).kind == SelectOutcome::Kind::kWait);
+    *now += limit + 400;
+    CHECK(s.decide(again, view).kind == SelectOutcome::Kind::kWait);
+}

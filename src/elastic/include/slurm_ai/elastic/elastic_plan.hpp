@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <vector>
@@ -40,6 +41,18 @@ std::vector<double> goodput_curve(const PlacementEngine &engine, const JobDemand
 // on the ideal placement of `nodes` nodes: for a job that does not say (--ai-comm compute=).
 double compute_from_share(const PlacementEngine &engine, const JobDemand &demand,
                           std::uint32_t nodes, double share);
+
+// Where an elastic job of `lo` to `hi` nodes starts now, and at which size: the largest
+// that places (`place_at`: the policy's decision for the job at that size), as Slurm's
+// node range does. A size the engine holds for a better placement does not stop a
+// smaller one that places well; the job waits only when no size places, and then the
+// first hold says why. The select plugin and ai-sim both choose with it.
+struct SizedDecision {
+    Decision decision;
+    std::uint32_t nodes = 0;  // the size it starts at; 0 when it does not start
+};
+SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t hi,
+                          const std::function<Decision(const JobDemand &)> &place_at);
 
 struct ResizeChoice {
     std::vector<int> hosts;  // added (grow) or released (shrink), in the order chosen

@@ -37,6 +37,10 @@ struct JobDemand {
     std::optional<TaskDag> dag;   // replaces comm when present
     LocalitySpec locality;        // default: soft, no wait
     std::uint32_t pending_s = 0;  // how long the job has waited so far
+    // How long it has been held for a better placement (PlacementHold): since the first
+    // test that could have started it; the time it waited before, the queue's doing, buys
+    // its placement nothing.
+    std::uint32_t held_s = 0;
     std::uint32_t time_limit_s = 0;  // its time limit; 0: unknown (never held for placement)
 
     // Communication endpoints: GPUs, or hosts for a job without GPUs.

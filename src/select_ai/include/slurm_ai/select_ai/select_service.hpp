@@ -159,6 +159,9 @@ class SelectService {
     // tests every pending job each scheduling pass, so these are the queue's sizes the
     // engine keeps room for (ClusterState::wanted).
     std::map<std::uint32_t, std::pair<std::uint32_t, double>> waiting_;
+    // Jobs held for a better placement (PlacementHold): job id -> (first held, when last
+    // tested). The hold runs from the first; a job not tested for a while starts afresh.
+    std::map<std::uint32_t, std::pair<double, double>> held_;
     // job id -> why the engine left the job to cons_tres (logged once, recorded at start)
     std::map<std::uint32_t, std::pair<FallbackClass, std::string>> fallbacks_;
     std::map<std::uint32_t, std::string> stock_choices_;  // job -> cons_tres's nodes
