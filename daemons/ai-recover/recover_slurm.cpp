@@ -61,7 +61,7 @@ NodeDown Slurm::node_down(const std::string &node) const {
     auto n = client_->node(node);
     if (!n)
         return {};
-    return NodeDown{n->reason, n->reason_at, !n->down};
+    return NodeDown{n->reason, n->reason_at, !n->down && !n->drained};
 }
 
 std::optional<NodeInfo> Slurm::node(const std::string &name) const {

@@ -19,7 +19,7 @@ namespace slurm_ai::recover {
 struct NodeDown {
     std::string reason;      // "Not responding", an admin's reason, ...
     std::int64_t since = 0;  // when Slurm stamped the reason (epoch s); 0: unknown
-    bool back = false;       // not DOWN any more: back in service when Slurm was asked
+    bool back = false;       // neither DOWN nor drained: back in service when Slurm was asked
 };
 
 // A job as the recovery logic reads it, from the client's record.
