@@ -98,8 +98,7 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
                              });
     if (!sized.decision.placement)
         return std::nullopt;
-    return std::make_pair(std::move(*sized.decision.placement),
-                          demand_at_size(job.demand, sized.nodes));
+    return std::make_pair(std::move(*sized.decision.placement), std::move(sized.demand));
 }
 
 void Run::main_schedule(double t) {

@@ -64,7 +64,7 @@ class Recovery {
     std::vector<Job> checkpoint_jobs() const;
     std::vector<std::string> lost_nodes(const Job &job, const std::vector<std::string> &failed,
                                         std::int64_t failed_at,
-                                        const std::set<std::string> &back = {}) const;
+                                        const std::set<std::string> &back) const;
     void ask_survivors(std::vector<Work> &work);
     void act(Work &w);
     void release_pending(std::uint32_t job_id, const std::string &excluded);

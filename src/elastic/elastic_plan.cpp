@@ -81,15 +81,16 @@ SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t
     std::optional<Decision> held;
     Decision decision;
     for (std::uint32_t n = std::max(hi, lo);; --n) {
-        decision = place_at(demand_at_size(base, n));
+        JobDemand d = demand_at_size(base, n);
+        decision = place_at(d);
         if (decision.placement)
-            return {std::move(decision), n};
+            return {std::move(decision), n, std::move(d)};
         if (decision.wait && !held)
             held = decision;
         if (n <= lo)
             break;
     }
-    return {held ? std::move(*held) : std::move(decision), 0};
+    return {held ? std::move(*held) : std::move(decision), 0, base};
 }
 
 Placement job_placement(const ClusterGraph &graph, const JobDemand &demand, std::vector<int> hosts,

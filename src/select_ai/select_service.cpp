@@ -215,7 +215,7 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         decision = std::move(sized.decision);
         if (sized.nodes) {
             size = sized.nodes;
-            *demand = demand_at_size(*demand, size);
+            *demand = std::move(sized.demand);
         }
     } else {
         decision = l.engine->place(*demand, state, *l.policy);

@@ -50,6 +50,7 @@ double compute_from_share(const PlacementEngine &engine, const JobDemand &demand
 struct SizedDecision {
     Decision decision;
     std::uint32_t nodes = 0;  // the size it starts at; 0 when it does not start
+    JobDemand demand;         // the job's demand at that size (when it starts)
 };
 SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t hi,
                           const std::function<Decision(const JobDemand &)> &place_at);
