@@ -161,6 +161,8 @@ EOF
     echo "# Grow whenever nodes are idle (docker.elastic_grow checks the mechanics of a grow;"
     echo "# cluster.elastic_goodput checks the goodput rule)."
     echo "ElasticPolicy=priority"
+    echo "# Elastic jobs start as large as fits (docker.elastic_grow counts from MAX)."
+    echo "ElasticStart=max"
     echo "# The leases at their defaults (LeasePeriod=1s, LeaseFence=2s, LeaseLapse=3s), but"
     echo "# fenced tasks killed sooner, so that docker.node_netcut need not wait 30 s; and"
     echo "# every node's health events in a file a test can write to."

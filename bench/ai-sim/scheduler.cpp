@@ -10,6 +10,7 @@
 
 #include "run_state.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
+#include "slurm_ai/elastic/elastic_policy.hpp"
 
 namespace slurm_ai::sim::detail {
 namespace {
@@ -88,14 +89,25 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
             return std::nullopt;
         return std::make_pair(std::move(*p), job.demand);
     }
+    // The select plugin's ElasticStart=goodput, on the engine's policies.
+    std::uint32_t hi = static_cast<std::uint32_t>(job.nodes);
+    if (opt_.goodput_start && policy_.searches()) {
+        JobState &s = js_[j];
+        if (s.goodput.empty())
+            s.goodput = goodput_curve(j);
+        ElasticJob e;
+        e.spec = job.elastic;
+        e.goodput = s.goodput;
+        e.gpus_per_node = static_cast<std::uint32_t>(std::max(job.gpus / job.nodes, 1));
+        hi = std::min(hi, goodput_size(std::move(e), opt_.suite.min_gain));
+    }
     // The plugin's choice of size (place_sized); a size the free GPUs cannot hold is not
     // worth the engine's time.
-    auto sized = place_sized(job.demand, job.elastic.min_nodes,
-                             static_cast<std::uint32_t>(job.nodes), [&](const JobDemand &d) {
-                                 if (&view == &state_ && !fits_now(shape_of(d)))
-                                     return Decision{};
-                                 return decide(j, t, d, view, policy);
-                             });
+    auto sized = place_sized(job.demand, job.elastic.min_nodes, hi, [&](const JobDemand &d) {
+        if (&view == &state_ && !fits_now(shape_of(d)))
+            return Decision{};
+        return decide(j, t, d, view, policy);
+    });
     if (!sized.decision.placement)
         return std::nullopt;
     return std::make_pair(std::move(*sized.decision.placement), std::move(sized.demand));

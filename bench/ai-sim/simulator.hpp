@@ -188,6 +188,10 @@ struct SimOptions {
     CostConstants cost;
     RiskConstants risk;
     bool contention = false;  // jobs share the uplinks (for every policy)
+    // The select plugin's ElasticStart=goodput (false: max), on the engine's policies: an
+    // elastic job starts on no more nodes than ai-elasticd's goodput rule (min_gain of
+    // `suite`, the same ElasticMinGain) would grow it to.
+    bool goodput_start = true;
     SuiteOptions suite;
     RecoveryTimes recovery;
     bool paired = false;  // record PairedDecisions (searched policies only)

@@ -340,14 +340,9 @@ class Daemon {
     void goodput_of(const JobInfo &j, ElasticJob &e) {
         if (!model_->engine || j.num_nodes == 0)
             return;
-        const JobHints &h = hints_of(j);
-        const JobDemand demand = job_demand(j, h);
-        const double compute =
-            h.comm && h.comm->compute_ms
-                ? h.comm->compute_ms / 1e3
-                : compute_from_share(*model_->engine, demand, j.num_nodes,
-                                     model_->config.comm_share);
-        e.goodput = goodput_curve(*model_->engine, demand, e.spec.max_nodes, compute);
+        const JobDemand demand = job_demand(j, hints_of(j));
+        e.goodput = job_goodput(*model_->engine, demand, j.num_nodes, e.spec.max_nodes,
+                                model_->config.comm_share);
         e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     }
 

@@ -77,6 +77,16 @@ std::optional<InputError> path_key(const Line &l, Target &t) {
     return std::nullopt;
 }
 
+// One of two lowercase words, given in any case.
+std::optional<InputError> parse_either(const Line &l, std::string_view a, std::string_view b,
+                                       std::string &out) {
+    const std::string v = lower(l.value);
+    if (v != a && v != b)
+        return l.error(std::string(a) + " or " + std::string(b));
+    out = v;
+    return std::nullopt;
+}
+
 std::optional<InputError> parse_duration_key(const Line &l, std::uint32_t &out) {
     auto d = parse_duration(l.key, l.value);
     if (!d || d.value() == 0)
@@ -257,16 +267,17 @@ const std::vector<KeySpec> kKeys = {
          return parse_duration_key(l, t.c.elastic.grow_cooldown_s);
      }},
     {{"ElasticPolicy", "goodput|priority", "goodput", "ai-elasticd's rule"},
-     [](const Line &l, Target &t) -> std::optional<InputError> {
-         const std::string v = lower(l.value);
-         if (v != "goodput" && v != "priority")
-             return l.error("goodput or priority");
-         t.c.elastic.policy = v;
-         return std::nullopt;
+     [](const Line &l, Target &t) {
+         return parse_either(l, "goodput", "priority", t.c.elastic.policy);
      }},
     {{"ElasticMinGain", "X", "0.5",
       "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation"},
      [](const Line &l, Target &t) { return parse_number(l, 0, 1, t.c.elastic.min_gain); }},
+    {{"ElasticStart", "goodput|max", "goodput",
+      "the size the select plugin starts an elastic job at: goodput = the largest that fits "
+      "and whose every node above MIN adds at least ElasticMinGain per GPU; max = as many as "
+      "fit"},
+     [](const Line &l, Target &t) { return parse_either(l, "goodput", "max", t.c.elastic.start); }},
     {{"LeaseWatch", "yes|no", "yes",
       "ai-lease renews a lease per node with --ai-checkpoint jobs and ai-recover acts when one "
       "lapses; no: node failures are found by Slurm alone (SlurmdTimeout)"},

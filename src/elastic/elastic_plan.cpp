@@ -5,6 +5,8 @@
 #include <optional>
 #include <tuple>
 
+#include "slurm_ai/elastic/elastic_policy.hpp"
+
 namespace slurm_ai {
 namespace {
 
@@ -73,6 +75,23 @@ double compute_from_share(const PlacementEngine &engine, const JobDemand &demand
     const JobDemand d = demand_at_size(demand, nodes);
     const double gpus = std::max<double>(d.total_gpus, nodes);
     return engine.lower_bound(d) * (1 - share) / share * gpus;
+}
+
+std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &demand,
+                                std::uint32_t nodes, std::uint32_t max_nodes, double share) {
+    const double compute = demand.comm.compute_ms
+                               ? demand.comm.compute_ms / 1e3
+                               : compute_from_share(engine, demand, nodes, share);
+    return goodput_curve(engine, demand, max_nodes, compute);
+}
+
+std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
+                            const ElasticSpec &spec, double share, double min_gain) {
+    ElasticJob e;
+    e.spec = spec;
+    e.goodput = job_goodput(engine, demand, spec.max_nodes, spec.max_nodes, share);
+    e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
+    return goodput_size(std::move(e), min_gain);
 }
 
 SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t hi,

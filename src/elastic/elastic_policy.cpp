@@ -211,6 +211,13 @@ std::optional<double> gain_per_gpu(const ElasticJob &j) {
     return (j.goodput[j.nodes + 1] - j.goodput[j.nodes]) / j.gpus_per_node;
 }
 
+std::uint32_t goodput_size(ElasticJob j, double min_gain) {
+    j.nodes = std::max<std::uint32_t>(j.spec.min_nodes, 1);
+    for (auto gain = gain_per_gpu(j); gain && *gain >= min_gain; gain = gain_per_gpu(j))
+        ++j.nodes;
+    return j.nodes;
+}
+
 std::optional<double> loss_per_gpu(const ElasticJob &j) {
     if (!has_curve(j) || j.nodes <= j.spec.min_nodes || j.nodes == 0 || j.nodes > j.spec.max_nodes)
         return std::nullopt;

@@ -16,12 +16,8 @@
 #include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
-namespace {
-
 // A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
 constexpr double kStillWaiting_s = 300;
-
-}  // namespace
 
 // RiskModel= and PlacementModel=: each used only where its file records that it won; the
 // note says what is in use, and why a model is not.
@@ -194,16 +190,19 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     if (candidates == 0)
         return fallback("no candidate node is a host of the fabric", FallbackClass::kOutsideFabric);
 
-    // An elastic job takes as many nodes as fit, from its MAX down to its MIN, both
-    // within the node range slurmctld accepts for it (elastic_within).
+    // An elastic job takes as many nodes as fit from its MAX (ElasticStart=goodput: its
+    // goodput size) down to its MIN, within slurmctld's node range (elastic_within).
     std::optional<ElasticSpec> elastic;
     if (hints.elastic)
         elastic = elastic_within(*hints.elastic, NodeRange{job.min_nodes, job.max_nodes});
     std::uint32_t lo = demand->min_nodes, hi = demand->min_nodes;
     if (elastic) {
         lo = elastic->min_nodes;
-        hi = std::max(lo, std::min<std::uint32_t>(elastic->max_nodes,
-                                                  static_cast<std::uint32_t>(candidates)));
+        hi = std::min<std::uint32_t>(elastic->max_nodes, static_cast<std::uint32_t>(candidates));
+        if (const auto &c = l.config; c.elastic.start == "goodput")
+            hi = std::min(hi, goodput_start(*l.engine, *demand, *elastic, c.comm_share,
+                                            c.elastic.min_gain));
+        hi = std::max(lo, hi);
     }
     // Rigid: the engine's decision. Elastic: the size too (place_sized).
     Decision decision;

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Automatic elasticity on a cluster of its own, started with `minicluster up --elasticd`,
 # with ai-elasticd's priority rule (the goodput rule has cluster.elastic_goodput):
-# an --ai-elastic=2:6 job starts with 6 nodes (MAX fits), gives 2 back to let a job of
+# an --ai-elastic=2:6 job starts with 6 nodes (MAX fits; ElasticStart=max), gives 2 back to let a job of
 # higher priority start, grows back to 6 once that job ends, and a grow interrupted by a
 # kill -9 of ai-elasticd is finished by the restarted daemon, leaving no expansion job.
 source "$(dirname "$0")/lib.sh"
@@ -14,7 +14,7 @@ trap '"$repo/tools/minicluster" down --dir "$dir" >/dev/null 2>&1 || true' EXIT
     --spank "$SLURM_AI_PLUGIN_DIR/spank_ai.so" \
     --ai-conf "NodeTopology=$repo/tests/inputs/minicluster-node.xml" \
     --ai-conf ElasticInterval=1 --ai-conf ElasticGrowCooldown=2s --ai-conf ElasticGrowTimeout=10s \
-    --ai-conf ElasticPolicy=priority \
+    --ai-conf ElasticPolicy=priority --ai-conf ElasticStart=max \
     --elasticd "$SLURM_AI_BIN_DIR/ai-elasticd" >"$WORK/up.log" 2>&1 ||
     fail "cluster with ai-elasticd did not come up: $(tail -n 20 "$WORK/up.log")"
 export SLURM_CONF=$dir/etc/slurm.conf

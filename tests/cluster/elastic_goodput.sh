@@ -8,6 +8,8 @@
 # Expected, as the rule says: B grows to its MAX of 4 nodes, A keeps 2, 2 nodes stay idle;
 # the daemon's log gives each job's gain per GPU (A's under ElasticMinGain=0.5, B's
 # over). Then the same look under ElasticPolicy=priority: A, of higher priority, grows.
+# First, with every node idle, the select plugin's start (ElasticStart=goodput, the
+# default): a job like A, --ai-elastic=2:4, starts on 2 nodes and one like B on 4.
 source "$(dirname "$0")/lib.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/slurm-ai-goodput.XXXXXX)
@@ -39,11 +41,23 @@ wait_size() {  # JOB NODES SECONDS WHAT
 }
 idle_nodes() { sinfo -h -N -t idle -o %N | sort -u | wc -l; }
 
+a_comm=allreduce:bytes=8G,compute=500ms
+b_comm=allreduce:bytes=16M,compute=60s
+c=$(sbatch --parsable --gpus-per-node=4 --ai-elastic=2:4 --ai-comm=$a_comm -o /dev/null \
+    --wrap='sleep 600')
+wait_size "$c" 2 30 "on 8 idle nodes a job like A starts on its goodput size, MIN"
+d=$(sbatch --parsable --gpus-per-node=4 --ai-elastic=2:4 --ai-comm=$b_comm -o /dev/null \
+    --wrap='sleep 600')
+wait_size "$d" 4 30 "a job like B starts on its MAX"
+scancel "$c" "$d"
+for _ in $(seq 60); do [ "$(idle_nodes)" = 8 ] && break; sleep 0.5; done
+expect_eq "idle nodes once both are cancelled" 8 "$(idle_nodes)"
+
 blocker=$(sbatch --parsable -N4 --gpus-per-node=4 -o /dev/null --wrap='sleep 600')
 a=$(sbatch --parsable --priority=5000 -N2 --gpus-per-node=4 --ai-elastic=2:4 \
-    --ai-comm=allreduce:bytes=8G,compute=500ms -o /dev/null --wrap='sleep 600')
+    --ai-comm=$a_comm -o /dev/null --wrap='sleep 600')
 b=$(sbatch --parsable --priority=1000 -N2 --gpus-per-node=4 --ai-elastic=2:4 \
-    --ai-comm=allreduce:bytes=16M,compute=60s -o /dev/null --wrap='sleep 600')
+    --ai-comm=$b_comm -o /dev/null --wrap='sleep 600')
 wait_size "$blocker" 4 30 "the blocker starts"
 wait_size "$a" 2 30 "A starts"
 wait_size "$b" 2 30 "B starts"
@@ -78,4 +92,4 @@ echo "ElasticPolicy=priority" >>"$dir/etc/ai_select.conf"
 start_daemon
 wait_size "$a" 4 60 "under the priority rule A grows into the idle nodes"
 expect_eq "nodes B keeps" 4 "$(size "$b")"
-pass "goodput: B (gain $gb per GPU) grew 2 -> 4, A (gain $ga) kept 2 and 2 nodes stayed idle; under the priority rule A grew 2 -> 4"
+pass "start on 8 idle nodes: like A 2 nodes, like B 4; goodput: B (gain $gb per GPU) grew 2 -> 4, A (gain $ga) kept 2 and 2 nodes stayed idle; under the priority rule A grew 2 -> 4"

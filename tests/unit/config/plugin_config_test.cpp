@@ -73,6 +73,8 @@ TEST_CASE("ai_select.conf: every key parses, and the messages name every key and
             return "6900";
         if (v == "goodput|priority")
             return "priority";
+        if (v == "goodput|max")
+            return "max";
         if (v == "NAME")
             return "tree-bestfit";
         if (v == "SPEC")

@@ -318,6 +318,21 @@ TEST_CASE("the goodput rule: idle nodes to the largest gain per GPU, waiting job
     CHECK(plan_elastic(in, ElasticRule::kGoodput).empty());
 }
 
+TEST_CASE("an elastic job's goodput size: the nodes the goodput rule would grow it to",
+          "[elastic]") {
+    // The curve of job 1 above: from 1 node, a second adds 0.875 per GPU, a third 0.75, a
+    // fourth 0.375.
+    ElasticJob j{1, 10, "p", 4, ElasticSpec{1, 4, 0}, false, 0, {0, 4, 7.5, 10.5, 12}, 4};
+    CHECK(goodput_size(j, 0.5) == 3);  // j.nodes (4) is not read
+    CHECK(goodput_size(j, 0.8) == 2);
+    CHECK(goodput_size(j, 0.9) == 1);
+    CHECK(goodput_size(j, 0.3) == 4);  // never above MAX
+    j.spec = ElasticSpec{3, 4, 0};     // from MIN: 3 nodes, whatever the gains below it
+    CHECK(goodput_size(j, 0.9) == 3);
+    j.goodput.pop_back();  // no curve: MIN
+    CHECK(goodput_size(j, 0) == 3);
+}
+
 TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {
     const test::ScratchDir scratch("elastic-view");
     const std::string dir = scratch / "7";
@@ -463,7 +478,8 @@ TEST_CASE(
     const test::ScratchDir scratch("elastic-select");
     const std::string dir = scratch.str();
     std::ofstream(dir + "/ai_select.conf")
-        << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n";
+        << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n"
+        << "ElasticStart=max\n";
     SelectService s;
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf",
                          std::string(SLURM_AI_TEST_INPUTS) + "/two-leaves.topology.conf",
@@ -487,4 +503,42 @@ TEST_CASE(
     REQUIRE(e.kind == SelectOutcome::Kind::kPlaced);
     REQUIRE(e.nodes.size() == 1);
     CHECK(e.nodes[0] == 1);
+}
+
+TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput rule would not "
+          "grow it into",
+          "[elastic][select]") {
+    const test::ScratchDir scratch("elastic-start");
+    const std::string dir = scratch.str();
+    const std::string topo = std::string(SLURM_AI_TEST_INPUTS) + "/two-leaves.topology.conf";
+    const std::vector<std::string> nodes{"g1", "g2", "g3", "g4"};
+    std::ofstream(dir + "/ai_select.conf")
+        << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n";
+    SelectService s;
+    REQUIRE_FALSE(s.load(dir + "/ai_select.conf", topo, nodes));
+    const std::vector<SelectNode> idle(4, SelectNode{true, 0xf, 1, 0});
+    auto start = [&](std::uint32_t id, const char *comm) {
+        const std::string c = std::string("_SLURM_SPANK_OPTION_ai_ai_comm=") + comm;
+        const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:4", c.c_str()};
+        auto o = s.decide(SelectJob{id, 1, 4, 4, 4, 1, 0, env}, idle);
+        REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+        CHECK(o.req_nodes == o.nodes.size());
+        return o.nodes.size();
+    };
+    // elastic_goodput's jobs (tests/cluster): 16 MiB against 60 s of computation gains
+    // nearly a node's worth per node, to its MAX; 8 GiB against 0.5 s gains little, and
+    // starts on its MIN with three nodes idle.
+    CHECK(start(1, "allreduce:bytes=16M,compute=60s") == 4);
+    CHECK(start(2, "allreduce:bytes=8G,compute=500ms") == 1);
+
+    // ElasticStart=max: as many as fit, as Slurm's node range.
+    std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";
+    SelectService m;
+    REQUIRE_FALSE(m.load(dir + "/ai_select.conf", topo, nodes));
+    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:4",
+                                        "_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=8G,"
+                                        "compute=500ms"};
+    auto o = m.decide(SelectJob{4, 1, 4, 4, 4, 1, 0, env}, idle);
+    REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(o.nodes.size() == 4);
 }

@@ -182,7 +182,9 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
     SelectService s;
-    write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
+    // As large as fits (the goodput rule's size is elastic_test's).
+    write(dir + "/ai_select.conf",
+          "NodeTopology=" + kInputs + "/minicluster-node.xml\nElasticStart=max\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1, 0});
     struct Case {

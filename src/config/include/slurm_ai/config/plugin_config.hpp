@@ -23,7 +23,7 @@
 
 namespace slurm_ai {
 
-// What ai-resize and ai-elasticd read (the select plugin ignores it).
+// What ai-resize and ai-elasticd read; the select plugin reads start and min_gain.
 struct ElasticConfig {
     std::string view_dir;  // empty: <StateSaveLocation>/ai_elastic/views
     bool auto_resize = true;
@@ -32,6 +32,9 @@ struct ElasticConfig {
     std::uint32_t grow_cooldown_s = 60;
     std::string policy = "goodput";  // or "priority"
     double min_gain = 0.5;
+    // The size an elastic job starts at: "goodput" (no node more than the goodput rule
+    // would grow it into: goodput_size) or "max" (as many as fit, Slurm's node range).
+    std::string start = "goodput";
     bool operator==(const ElasticConfig &) const = default;
 };
 

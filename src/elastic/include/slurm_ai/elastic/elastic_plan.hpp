@@ -42,6 +42,19 @@ std::vector<double> goodput_curve(const PlacementEngine &engine, const JobDemand
 double compute_from_share(const PlacementEngine &engine, const JobDemand &demand,
                           std::uint32_t nodes, double share);
 
+// The goodput curve of a job on 0..max_nodes nodes as the suite weighs it (ai-elasticd's
+// goodput rule, the select plugin's ElasticStart=goodput): a step's computation from its
+// --ai-comm compute= (demand.comm.compute_ms), else the computation that makes
+// communication `share` of a step on the ideal placement of `nodes` nodes (CommShare).
+std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &demand,
+                                std::uint32_t nodes, std::uint32_t max_nodes, double share);
+
+// ElasticStart=goodput: the most nodes an elastic job starts on, the size ai-elasticd's
+// goodput rule would let it grow to from its MIN (goodput_size, elastic_policy.hpp), on
+// the curve job_goodput draws with the job at its MAX, the size it asks for.
+std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
+                            const ElasticSpec &spec, double share, double min_gain);
+
 // Where an elastic job of `lo` to `hi` nodes starts now, and at which size: the largest
 // that places (`place_at`: the policy's decision for the job at that size), as Slurm's
 // node range does. A size the engine holds for a better placement does not stop a

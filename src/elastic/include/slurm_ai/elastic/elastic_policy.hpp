@@ -94,6 +94,12 @@ std::vector<ElasticAction> plan_elastic(const ElasticPolicyInput &in,
 // What one more node gives job j, per GPU of it: (goodput[n + 1] - goodput[n]) / GPUs;
 // nothing without a curve or at MAX.
 std::optional<double> gain_per_gpu(const ElasticJob &j);
+// The size the goodput rule lets job j reach from its MIN: one node at a time while the
+// next node adds at least min_gain per GPU (gain_per_gpu), at most MAX; MIN without a
+// curve. j.nodes is not read. The select plugin starts an elastic job at no more than
+// this (ElasticStart=goodput): a node that the rule would not grow a job into is not
+// worth its keep at the start either.
+std::uint32_t goodput_size(ElasticJob j, double min_gain);
 // What its last node gives it, per GPU: nothing without a curve or at MIN.
 std::optional<double> loss_per_gpu(const ElasticJob &j);
 
