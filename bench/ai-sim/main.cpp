@@ -70,6 +70,7 @@ struct Cli {
     bool cost_model_only = false;
     std::string elastic_rule = "goodput";
     std::string recovery = "suite";
+    std::string elastic_start = "goodput";
     std::string fault_trace, fault_mapping = "rack";
     double fault_start_day = -1;
     int fault_population = 400;
@@ -202,8 +203,13 @@ void add_failure_and_scheduling_options(CLI::App &app, Cli &c) {
         ->capture_default_str();
     app.add_flag("--suite-plans-backfill", c.sim.suite.plan_with_engine,
                  "The suite's backfill reservations placed by the engine too");
+    app.add_option("--elastic-start", c.elastic_start,
+                   "The select plugin's ElasticStart (the engine's policies): goodput or max")
+        ->check(CLI::IsMember({"goodput", "max"}))
+        ->capture_default_str();
     app.add_option("--min-gain", c.sim.suite.min_gain,
-                   "Goodput rule: the least goodput per GPU a grow must add")
+                   "Goodput rule (ElasticMinGain): the least goodput per GPU a grow must add, "
+                   "and each node of an elastic job's start")
         ->check(CLI::Range(0.0, 1.0))
         ->capture_default_str();
     app.add_option("--threads", c.threads, "Policies simulated at once")
@@ -254,6 +260,7 @@ std::optional<InputError> finish_options(Cli &c) {
     c.sim.suite.elastic =
         c.elastic_rule == "none" ? std::nullopt : elastic_rule(c.elastic_rule);
     c.sim.suite.recovery = c.recovery == "slurm" ? Recovery::kSlurm : Recovery::kSuite;
+    c.sim.goodput_start = c.elastic_start == "goodput";
     if (c.policies.empty())
         c.policies = kPolicies;
     c.sim.failures.repair_s = c.repair_h * 3600;
