@@ -86,10 +86,14 @@ std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &
 }
 
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
-                            const ElasticSpec &spec, double share, double min_gain) {
+                            const ElasticSpec &spec, std::uint32_t upto, double share,
+                            double min_gain) {
+    if (upto <= spec.min_nodes || spec.max_nodes <= spec.min_nodes)
+        return spec.min_nodes;
     ElasticJob e;
     e.spec = spec;
-    e.goodput = job_goodput(engine, demand, spec.max_nodes, spec.max_nodes, share);
+    e.spec.max_nodes = std::min(spec.max_nodes, upto);
+    e.goodput = job_goodput(engine, demand, spec.max_nodes, e.spec.max_nodes, share);
     e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     return goodput_size(std::move(e), min_gain);
 }

@@ -200,8 +200,8 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         lo = elastic->min_nodes;
         hi = std::min<std::uint32_t>(elastic->max_nodes, static_cast<std::uint32_t>(candidates));
         if (const auto &c = l.config; c.elastic.start == "goodput")
-            hi = std::min(hi, goodput_start(*l.engine, *demand, *elastic, c.comm_share,
-                                            c.elastic.min_gain));
+            hi = goodput_start(*l.engine, *demand, *elastic, hi, c.comm_share,
+                               c.elastic.min_gain);
         hi = std::max(lo, hi);
     }
     // Rigid: the engine's decision. Elastic: the size too (place_sized).

@@ -530,6 +530,14 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
     // starts on its MIN with three nodes idle.
     CHECK(start(1, "allreduce:bytes=16M,compute=60s") == 4);
     CHECK(start(2, "allreduce:bytes=8G,compute=500ms") == 1);
+    // The largest MAX --ai-elastic takes: the curve is drawn only as far as the
+    // candidates go.
+    const std::vector<const char *> huge{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:100000",
+                                         "_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=16M,"
+                                         "compute=60s"};
+    auto h = s.decide(SelectJob{5, 1, 100000, 4, 4, 1, 0, huge}, idle);
+    REQUIRE(h.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(h.nodes.size() == 4);
 
     // ElasticStart=max: as many as fit, as Slurm's node range.
     std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";

@@ -51,9 +51,11 @@ std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &
 
 // ElasticStart=goodput: the most nodes an elastic job starts on, the size ai-elasticd's
 // goodput rule would let it grow to from its MIN (goodput_size, elastic_policy.hpp), on
-// the curve job_goodput draws with the job at its MAX, the size it asks for.
+// the curve job_goodput draws with the job at its MAX, the size it asks for. Sizes above
+// `upto` (what the candidates can hold) are not drawn: at most max(upto, MIN).
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
-                            const ElasticSpec &spec, double share, double min_gain);
+                            const ElasticSpec &spec, std::uint32_t upto, double share,
+                            double min_gain);
 
 // Where an elastic job of `lo` to `hi` nodes starts now, and at which size: the largest
 // that places (`place_at`: the policy's decision for the job at that size), as Slurm's
