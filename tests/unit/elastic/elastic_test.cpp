@@ -517,36 +517,30 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
     SelectService s;
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", topo, nodes));
     const std::vector<SelectNode> idle(4, SelectNode{true, 0xf, 1, 0});
-    auto start = [&](std::uint32_t id, const char *comm) {
+    // The nodes job `id` (--ai-elastic=1:MAX, 4 GPUs a node) starts on, all 4 idle.
+    auto start = [&](SelectService &svc, std::uint32_t id, std::uint32_t max, const char *comm) {
+        const std::string e = "_SLURM_SPANK_OPTION_ai_ai_elastic=1:" + std::to_string(max);
         const std::string c = std::string("_SLURM_SPANK_OPTION_ai_ai_comm=") + comm;
-        const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:4", c.c_str()};
-        auto o = s.decide(SelectJob{id, 1, 4, 4, 4, 1, 0, env}, idle);
+        const std::vector<const char *> env{e.c_str(), c.c_str()};
+        auto o = svc.decide(SelectJob{id, 1, max, 4, 4, 1, 0, env}, idle);
         REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
         CHECK(o.req_nodes == o.nodes.size());
         return o.nodes.size();
     };
+    const char *scales = "allreduce:bytes=16M,compute=60s";
+    const char *poorly = "allreduce:bytes=8G,compute=500ms";
     // elastic_goodput's jobs (tests/cluster): 16 MiB against 60 s of computation gains
     // nearly a node's worth per node, to its MAX; 8 GiB against 0.5 s gains little, and
     // starts on its MIN with three nodes idle.
-    CHECK(start(1, "allreduce:bytes=16M,compute=60s") == 4);
-    CHECK(start(2, "allreduce:bytes=8G,compute=500ms") == 1);
+    CHECK(start(s, 1, 4, scales) == 4);
+    CHECK(start(s, 2, 4, poorly) == 1);
     // The largest MAX --ai-elastic takes: the curve is drawn only as far as the
     // candidates go.
-    const std::vector<const char *> huge{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:100000",
-                                         "_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=16M,"
-                                         "compute=60s"};
-    auto h = s.decide(SelectJob{5, 1, 100000, 4, 4, 1, 0, huge}, idle);
-    REQUIRE(h.kind == SelectOutcome::Kind::kPlaced);
-    CHECK(h.nodes.size() == 4);
+    CHECK(start(s, 3, 100000, scales) == 4);
 
     // ElasticStart=max: as many as fit, as Slurm's node range.
     std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";
     SelectService m;
     REQUIRE_FALSE(m.load(dir + "/ai_select.conf", topo, nodes));
-    const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_elastic=1:4",
-                                        "_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=8G,"
-                                        "compute=500ms"};
-    auto o = m.decide(SelectJob{4, 1, 4, 4, 4, 1, 0, env}, idle);
-    REQUIRE(o.kind == SelectOutcome::Kind::kPlaced);
-    CHECK(o.nodes.size() == 4);
+    CHECK(start(m, 4, 4, poorly) == 4);
 }
