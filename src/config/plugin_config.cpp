@@ -271,7 +271,8 @@ const std::vector<KeySpec> kKeys = {
          return parse_either(l, "goodput", "priority", t.c.elastic.policy);
      }},
     {{"ElasticMinGain", "X", "0.5",
-      "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation"},
+      "goodput: the least goodput per GPU a grow must add, in GPUs' worth of computation; "
+      "also each node above MIN of an elastic job's start (ElasticStart=goodput)"},
      [](const Line &l, Target &t) { return parse_number(l, 0, 1, t.c.elastic.min_gain); }},
     {{"ElasticStart", "goodput|max", "goodput",
       "the size the select plugin starts an elastic job at: goodput = the largest that fits "

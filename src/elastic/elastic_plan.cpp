@@ -93,7 +93,7 @@ std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &dema
     ElasticJob e;
     e.spec = spec;
     e.spec.max_nodes = std::min(spec.max_nodes, upto);
-    e.goodput = job_goodput(engine, demand, spec.max_nodes, e.spec.max_nodes, share);
+    e.goodput = job_goodput(engine, demand, e.spec.max_nodes, e.spec.max_nodes, share);
     e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     return goodput_size(std::move(e), min_gain);
 }

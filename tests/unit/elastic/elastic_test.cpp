@@ -537,10 +537,16 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
     // The largest MAX --ai-elastic takes: the curve is drawn only as far as the
     // candidates go.
     CHECK(start(s, 3, 100000, scales) == 4);
+    // Without compute=, CommShare is taken at the largest size the cluster holds: a MAX
+    // above it starts as a MAX of 4 does (a share at 100000 nodes, which no placement
+    // holds, would make every node worthless and start it on its MIN).
+    const std::size_t at4 = start(s, 5, 4, "allreduce:bytes=16M");
+    CHECK(at4 > 1);
+    CHECK(start(s, 6, 100000, "allreduce:bytes=16M") == at4);
 
     // ElasticStart=max: as many as fit, as Slurm's node range.
     std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";
     SelectService m;
     REQUIRE_FALSE(m.load(dir + "/ai_select.conf", topo, nodes));
-    CHECK(start(m, 4, 4, poorly) == 4);
+    CHECK(start(m, 7, 4, poorly) == 4);
 }

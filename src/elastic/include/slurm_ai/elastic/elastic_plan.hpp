@@ -51,8 +51,9 @@ std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &
 
 // ElasticStart=goodput: the most nodes an elastic job starts on, the size ai-elasticd's
 // goodput rule would let it grow to from its MIN (goodput_size, elastic_policy.hpp), on
-// the curve job_goodput draws with the job at its MAX, the size it asks for. Sizes above
-// `upto` (what the candidates can hold) are not drawn: at most max(upto, MIN).
+// the curve job_goodput draws with the job at its MAX, the size it asks for, or at `upto`
+// (what the candidates can hold) when that is less: a size the cluster cannot hold has
+// no ideal placement to measure a share on. At most max(upto, MIN).
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
                             const ElasticSpec &spec, std::uint32_t upto, double share,
                             double min_gain);
