@@ -9,10 +9,9 @@ source "$(dirname "$0")/lib.sh"
 resize=$SLURM_AI_BIN_DIR/ai-resize
 trap 'cancel_named elastic-resize elastic-blocker' EXIT
 
-# slurmctld 25.11 and 26.05 die merging an expansion job into a job without licenses
-# (SlurmClient::grow_unsupported): there a grow is refused before anything is submitted,
-# the controller stays up, and shrinking works.
-if slurm_at_least 25 11; then
+# Where the suite does not grow jobs (slurm_grows_jobs): a grow is refused before anything
+# is submitted, the controller stays up, and shrinking works.
+if ! slurm_grows_jobs; then
     id=$(sbatch --parsable -J elastic-resize -N2 -w n[5-6] --gpus-per-node=4 \
         --ai-elastic=1:4 -o /dev/null --wrap='sleep 300')
     for _ in $(seq 40); do [ "$(squeue -h -j "$id" -o %T)" = RUNNING ] && break; sleep 0.25; done

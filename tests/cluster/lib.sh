@@ -19,6 +19,11 @@ slurm_at_least() {  # slurm_at_least MAJOR MINOR
     [ "$major" -gt "$1" ] || { [ "$major" = "$1" ] && [ "$minor" -ge "$2" ]; }
 }
 
+# Whether the suite grows jobs on this Slurm: slurmctld 25.11 and later die merging an
+# expansion job into a job without licenses, so there it refuses every grow and ai-elasticd
+# only shrinks (SlurmClient::grow_unsupported, the same cut in the C++ code).
+slurm_grows_jobs() { ! slurm_at_least 25 11; }
+
 # skip_before MAJOR MINOR WHAT: a test of what Slurm MAJOR.MINOR brought (WHAT) is skipped
 # (exit 77, ctest's SKIP_RETURN_CODE) on an older Slurm, saying so.
 skip_before() {
