@@ -898,6 +898,9 @@ TEST_CASE("fabric loaders read 10000 hosts and 700 switches whole", "[fabric]") 
     auto again = parse_topology_conf(write_topology_conf(ib.value()), "written.conf");
     REQUIRE(again.ok());
     CHECK(again->hosts().size() == 10000);
+    CHECK(again->switches().size() == 700);
+    CHECK(again->links.size() == ib->links.size());
+    CHECK(again->max_level() == 1);
 }
 
 TEST_CASE("fuzz regression inputs replay through the parsers", "[fabric][fuzz]") {
