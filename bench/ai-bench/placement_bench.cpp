@@ -71,6 +71,12 @@ JobDemand make_job(const Shape &s) {
     return make_demand(r, h);
 }
 
+// Milliseconds since `t0`.
+double since_ms(std::chrono::steady_clock::time_point t0) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
+        .count();
+}
+
 double percentile(std::vector<double> v, double q) {
     if (v.empty())
         return 0;
@@ -164,9 +170,7 @@ int time_probes(const PlacementEngine &engine, const ClusterState &state,
                 auto start = std::chrono::steady_clock::now();
                 dec = (k == 3 ? *scored : engine)
                           .place(d, k == 2 ? *learned_state : state, *policies[k]);
-                times.push_back(std::chrono::duration<double, std::milli>(
-                                    std::chrono::steady_clock::now() - start)
-                                    .count());
+                times.push_back(since_ms(start));
             }
             stats[k].ms.push_back(percentile(times, 0.5));
             if (dec.placement) {
@@ -358,20 +362,22 @@ int main(int argc, char **argv) {
     std::vector<std::pair<int, double>> p99_ratio;  // engine p99 / tree best fit p99
     std::vector<std::pair<int, double>> engine_nodes_p99;
     for (int n : sizes) {
-        auto fabric = parse_topology_conf(testbed::clos_topology_conf(n, uplinks), "fat-tree");
+        const std::string conf = testbed::clos_topology_conf(n, uplinks);
+        auto t0 = std::chrono::steady_clock::now();  // the loader's time too
+        auto fabric = parse_topology_conf(conf, "fat-tree");
         if (!fabric) {
             std::fprintf(stderr, "%s\n", fabric.error().message().c_str());
             return 1;
         }
-        auto t0 = std::chrono::steady_clock::now();
+        const std::size_t written = write_topology_conf(fabric.value()).size();
+        const double load_ms = since_ms(t0);
+        t0 = std::chrono::steady_clock::now();
         auto graph = ClusterGraph::build(std::move(fabric).value(), {}, node.value());
         if (!graph) {
             std::fprintf(stderr, "%s\n", graph.error().message().c_str());
             return 1;
         }
-        double build_ms =
-            std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0)
-                .count();
+        const double build_ms = since_ms(t0);
         const ClusterGraph &g = graph.value();
         EngineOptions opt;
         opt.time_budget_ms = budget_ms;
@@ -419,8 +425,9 @@ int main(int argc, char **argv) {
         p99_ratio.push_back({n, percentile(stats[0].ms, 0.99) /
                                     std::max(percentile(stats[1].ms, 0.99), 1e-9)});
         print_size(n, plan.probes, stats, below,
-                   fmt::format("graph built in {:.1f} ms; {:.0f}% GPUs busy", build_ms,
-                               100 * busy / total));
+                   fmt::format("topology.conf read and written ({} bytes) in {:.1f} ms; "
+                               "graph built in {:.1f} ms; {:.0f}% GPUs busy",
+                               written, load_ms, build_ms, 100 * busy / total));
     }
     print_targets(engine_nodes_p99, engine_p99, p99_ratio);
     return 0;
