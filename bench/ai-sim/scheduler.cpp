@@ -89,7 +89,8 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
             return std::nullopt;
         return std::make_pair(std::move(*p), job.demand);
     }
-    // The select plugin's ElasticStart=goodput, on the engine's policies.
+    // The select plugin's ElasticStart=goodput (its bar: start_gain), on the engine's
+    // policies.
     std::uint32_t hi = static_cast<std::uint32_t>(job.nodes);
     if (opt_.goodput_start && policy_.searches()) {
         JobState &s = js_[j];
@@ -99,7 +100,9 @@ std::optional<std::pair<Placement, JobDemand>> Run::place_now(int j, double t,
         e.spec = job.elastic;
         e.goodput = s.goodput;
         e.gpus_per_node = static_cast<std::uint32_t>(std::max(job.gpus / job.nodes, 1));
-        hi = std::min(hi, goodput_size(std::move(e), opt_.suite.min_gain));
+        const int min_gpus = static_cast<int>(job.elastic.min_nodes) * e.gpus_per_node;
+        const double bar = start_gain(view, job.gpus, min_gpus, opt_.suite.min_gain);
+        hi = std::min(hi, goodput_size(std::move(e), bar));
     }
     // The plugin's choice of size (place_sized); a size the free GPUs cannot hold is not
     // worth the engine's time.

@@ -276,8 +276,9 @@ const std::vector<KeySpec> kKeys = {
      [](const Line &l, Target &t) { return parse_number(l, 0, 1, t.c.elastic.min_gain); }},
     {{"ElasticStart", "goodput|max", "goodput",
       "the size the select plugin starts an elastic job at: goodput = the largest that fits "
-      "and whose every node above MIN adds at least ElasticMinGain per GPU; max = as many as "
-      "fit"},
+      "and whose every node above MIN adds at least ElasticMinGain per GPU, or a whole GPU's "
+      "worth while another job waits that the GPUs beside the MIN could start; max = as many "
+      "as fit"},
      [](const Line &l, Target &t) { return parse_either(l, "goodput", "max", t.c.elastic.start); }},
     {{"LeaseWatch", "yes|no", "yes",
       "ai-lease renews a lease per node with --ai-checkpoint jobs and ai-recover acts when one "

@@ -98,6 +98,21 @@ std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &dema
     return goodput_size(std::move(e), min_gain);
 }
 
+double start_gain(const ClusterState &state, int own_gpus, int min_gpus, double min_gain) {
+    int spare = -min_gpus;
+    for (int h = 0; h < state.graph->host_count(); ++h)
+        spare += state.usable[h] ? state.free_gpu_count(h) : 0;
+    double others = 0;
+    bool own = false;
+    for (const auto &w : state.wanted) {
+        const bool mine = !own && w.gpus == own_gpus;
+        own = own || mine;
+        if (w.gpus <= spare)
+            others += w.weight - (mine ? 1 : 0);
+    }
+    return others > 1e-9 ? std::max(kWaitingGpuWorth, min_gain) : min_gain;
+}
+
 SizedDecision place_sized(const JobDemand &base, std::uint32_t lo, std::uint32_t hi,
                           const std::function<Decision(const JobDemand &)> &place_at) {
     lo = std::max<std::uint32_t>(lo, 1);

@@ -201,7 +201,8 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
         hi = std::min<std::uint32_t>(elastic->max_nodes, static_cast<std::uint32_t>(candidates));
         if (const auto &c = l.config; c.elastic.start == "goodput")
             hi = goodput_start(*l.engine, *demand, *elastic, hi, c.comm_share,
-                               c.elastic.min_gain);
+                               start_gain(state, job.total_gpus, lo * demand->gpus_per_host(),
+                                          c.elastic.min_gain));
         hi = std::max(lo, hi);
     }
     // Rigid: the engine's decision. Elastic: the size too (place_sized).

@@ -333,6 +333,35 @@ TEST_CASE("an elastic job's goodput size: the nodes the goodput rule would grow 
     CHECK(goodput_size(j, 0) == 3);
 }
 
+TEST_CASE("ElasticStart=goodput's bar: a whole GPU's worth per GPU while a job waits that "
+          "the GPUs beside the MIN could start, else ElasticMinGain",
+          "[elastic]") {
+    const ClusterGraph g = nvl72_racks();
+    ClusterState s(g);
+    for (int h = 0; h < g.host_count(); ++h)
+        s.usable[h] = 0;
+    for (const char *n : {"node1101", "node1102", "node1103"})  // 12 GPUs free
+        s.usable[host(g, n)] = 1;
+    // The job (8 GPUs, MIN 4 of them) is the only one waiting: the growth bar.
+    s.wanted = {{8, 1}};
+    CHECK(start_gain(s, 8, 4, 0.5) == 0.5);
+    // Another 8-GPU job waits: the 12 - 4 = 8 GPUs beside the MIN hold it.
+    s.wanted = {{8, 2}};
+    CHECK(start_gain(s, 8, 4, 0.5) == kWaitingGpuWorth);
+    // A 16-GPU job waits: 8 cannot start it.
+    s.wanted = {{8, 1}, {16, 1}};
+    CHECK(start_gain(s, 8, 4, 0.5) == 0.5);
+    // A MIN of 8 GPUs leaves 4: a 4-GPU job counts, another 8-GPU job does not.
+    s.wanted = {{8, 2}};
+    CHECK(start_gain(s, 8, 8, 0.5) == 0.5);
+    s.wanted = {{8, 2}, {4, 1}};
+    CHECK(start_gain(s, 8, 8, 0.5) == kWaitingGpuWorth);
+    // A node with no GPU free adds nothing: 8 - 4 = 4 cannot start the other 8-GPU job.
+    s.wanted = {{8, 2}};
+    s.free_gpus[host(g, "node1103")] = 0;
+    CHECK(start_gain(s, 8, 4, 0.5) == 0.5);
+}
+
 TEST_CASE("a job's view files: generation, host file, environment", "[elastic]") {
     const test::ScratchDir scratch("elastic-view");
     const std::string dir = scratch / "7";
@@ -543,6 +572,14 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
     const std::size_t at4 = start(s, 5, 4, "allreduce:bytes=16M");
     CHECK(at4 > 1);
     CHECK(start(s, 6, 100000, "allreduce:bytes=16M") == at4);
+
+    // While a job waits that the GPUs beside the MIN could start (2 nodes, 8 GPUs; only
+    // one node was free when it was tested), a node above MIN must add a whole GPU's worth
+    // per GPU (start_gain): the job that scales nearly perfectly starts on its MIN.
+    std::vector<SelectNode> one(4, SelectNode{false, 0, 1, 0});
+    one[0] = SelectNode{true, 0xf, 1, 0};
+    CHECK(s.decide(SelectJob{8, 2, 2, 4, 8, 1, 0, {}}, one).kind != SelectOutcome::Kind::kPlaced);
+    CHECK(start(s, 9, 4, scales) == 1);
 
     // ElasticStart=max: as many as fit, as Slurm's node range.
     std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";

@@ -57,6 +57,13 @@ std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
                             const ElasticSpec &spec, std::uint32_t upto, double share,
                             double min_gain);
+// ElasticStart=goodput's bar for each node above MIN, in GPUs' worth per GPU it adds:
+// while another job waits that the free GPUs left beside the job's MIN (`min_gpus`) could
+// hold (state.wanted, which counts this one as a job of `own_gpus`), a whole GPU's worth
+// (kWaitingGpuWorth), since that job would make that of the GPUs; else min_gain,
+// ai-elasticd's bar for growing into idle nodes no waiting job needs.
+inline constexpr double kWaitingGpuWorth = 1.0;
+double start_gain(const ClusterState &state, int own_gpus, int min_gpus, double min_gain);
 
 // Where an elastic job of `lo` to `hi` nodes starts now, and at which size: the largest
 // that places (`place_at`: the policy's decision for the job at that size), as Slurm's
