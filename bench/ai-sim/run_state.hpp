@@ -128,6 +128,7 @@ class Run {
     // The multi-GPU sizes at the head of the queue, for the engine to keep room for
     // (ClusterState::wanted), as the select plugin sees them in its job tests.
     void refresh_wanted(double t);
+    void unwant(int j);
     bool eligible(int j, double t) const;
 
     // scheduler.cpp
@@ -218,6 +219,7 @@ class Run {
     std::vector<Shape> shapes_;  // at the smallest size the job accepts
     std::set<std::pair<double, int>> pending_;  // (priority = submission time, job)
     std::set<int> running_;
+    std::set<int> wanted_jobs_;  // the jobs state_.wanted counts (refresh_wanted)
     int remaining_ = 0;
 
     // Contention: each switch's uplink share taken by the running jobs, and the scratch

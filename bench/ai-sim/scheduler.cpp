@@ -25,17 +25,34 @@ void Run::refresh_wanted(double t) {
     // As many as a main scheduling pass looks at (default_queue_depth).
     constexpr int kDepth = 100;
     std::map<int, double> sizes;
+    wanted_jobs_.clear();
     int seen = 0;
     for (const auto &[prio, j] : pending_) {
         if (++seen > kDepth)
             break;
-        if (eligible(j, t) && jobs_[j].gpus > 1)
+        if (eligible(j, t) && jobs_[j].gpus > 1) {
             sizes[jobs_[j].gpus] += 1;
+            wanted_jobs_.insert(j);
+        }
     }
     state_.wanted.clear();
     for (const auto &[gpus, n] : sizes)
         state_.wanted.push_back({gpus, n});
     view_.wanted = state_.wanted;
+}
+
+// A job that starts leaves the queue the engine keeps room for at once, as the select
+// plugin forgets it when slurmctld starts it (SelectService::forget), not at the next
+// pass's refresh_wanted.
+void Run::unwant(int j) {
+    if (wanted_jobs_.erase(j) == 0)
+        return;
+    const int gpus = jobs_[j].gpus;
+    for (auto *w : {&state_.wanted, &view_.wanted}) {
+        auto it = std::find_if(w->begin(), w->end(), [&](const auto &x) { return x.gpus == gpus; });
+        if (it != w->end() && (it->weight -= 1) <= 1e-9)
+            w->erase(it);
+    }
 }
 
 bool Run::fits_now(const Shape &s) const {

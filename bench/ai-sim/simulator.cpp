@@ -231,6 +231,7 @@ void Run::start(int j, double t, Placement p, const JobDemand &demand) {
     s.expected_end = t + job.limit_s;
     s.status = JobState::Status::kRunning;
     pending_.erase({job.submit_s, j});
+    unwant(j);
     running_.insert(j);
     restart_progress(j, t, s.saved_s);
 
