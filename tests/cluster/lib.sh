@@ -192,7 +192,9 @@ def ids(expr):
 
 cpus, gpus, bad = {}, {}, []
 for line in open(sys.argv[1]):
-    if not re.search(r'JobState=(RUNNING|CONFIGURING|RESIZING) ', line):
+    # SIGNALING: a running job with a signal under way (a grown job's view signal), which
+    # holds what it holds.
+    if not re.search(r'JobState=(RUNNING|CONFIGURING|RESIZING|SIGNALING) ', line):
         continue
     job = re.search(r'JobId=(\d+)', line).group(1)
     with_cpus = set()
