@@ -46,7 +46,7 @@ grep -c "job $job: released .* for job $big" "$log" >/dev/null ||
     fail "no shrink for $big in the log: $(tail -n 5 "$log")"
 
 if ! slurm_grows_jobs; then  # ai-elasticd only shrinks here: the job keeps its 4 nodes
-    for _ in $(seq 40); do [ -z "$(squeue -h -j "$big" -o %T)" ] && break; sleep 0.5; done
+    wait_job_gone "$big" 30
     sleep 3  # looks of the daemon with 2 nodes idle
     expect_eq "nodes kept after the job of higher priority ended" 4 "$(size "$job")"
     grep -c "shrinks only" "$log" >/dev/null || fail "no 'shrinks only' in the log: $(tail -n 5 "$log")"
