@@ -27,6 +27,7 @@
 #include "report_failures.hpp"
 #include "scenario.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "targets.hpp"
 #include "task_pool.hpp"
 #include "train_place.hpp"
 #include "train_risk.hpp"
@@ -595,6 +596,20 @@ int main(int argc, char **argv) {
     add_train_place_options(*place, po, place_out);
     place->preparse_callback([&c](std::size_t) { c.spec.start = "2017-09-24"; });
 
+    auto *targets = app.add_subcommand(
+        "targets", "Judge the report's placement targets on one scenario of your choosing: every "
+                   "variant (contention off and on; nothing, half and all elastic), Slurm's "
+                   "policies, engine, suite and ideal; --elastic-share and --contention are the "
+                   "matrix's");
+    TargetsOptions to;
+    add_scenario_options(*targets, c);
+    targets->add_option("--name", to.name, "What the verdicts call the scenario")
+        ->capture_default_str();
+    targets->add_flag("--fabric-targets", to.fabric,
+                      "Also the fabrics' targets: the engine alone 10% below the best Slurm "
+                      "policy (contention on, nothing elastic), the suite 20% (headline)");
+    targets->add_option("--json", to.json, "Also write the figures and verdicts as JSON");
+
     auto *report = app.add_subcommand("report", "Run the evaluation and write its report");
     ReportOptions ro;
     report->add_option("--out", ro.markdown, "Markdown file to write")->required();
@@ -630,6 +645,10 @@ int main(int argc, char **argv) {
             return cmd_bench(c, bench_gpus);
         if (*place)
             return cmd_train_place(c, po, place_out);
+        if (*targets) {
+            to.threads = c.threads;
+            return judge_targets(c.spec, c.sim, to);
+        }
         return cmd_run(c);
     } catch (const std::exception &e) {
         std::cerr << "ai-sim: internal error: " << e.what() << '\n';
