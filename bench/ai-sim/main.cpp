@@ -609,6 +609,10 @@ int main(int argc, char **argv) {
                       "Also the fabrics' targets: the engine alone 10% below the best Slurm "
                       "policy (contention on, nothing elastic), the suite 20% (headline)");
     targets->add_option("--json", to.json, "Also write the figures and verdicts as JSON");
+    targets->add_option("--traces", to.traces,
+                        "Several traces judged as one scenario, their figures averaged (as the "
+                        "report's Pollux workloads); instead of --trace")
+        ->excludes("--trace");
 
     auto *report = app.add_subcommand("report", "Run the evaluation and write its report");
     ReportOptions ro;

@@ -49,9 +49,16 @@ std::string verdict_line(const nlohmann::json &t) {
 }  // namespace
 
 int judge_targets(const ScenarioSpec &spec, const SimOptions &sim, const TargetsOptions &o) {
+    std::vector<ScenarioSpec> parts;
+    for (const auto &trace : o.traces) {
+        parts.push_back(spec);
+        parts.back().trace = trace;
+    }
+    if (parts.empty())
+        parts.push_back(spec);
     CaseResult c;
     std::vector<std::function<void()>> tasks;
-    if (auto err = plan_case(c, {o.name, "the scenario given", {spec}, judged_policies(),
+    if (auto err = plan_case(c, {o.name, "the scenario given", parts, judged_policies(),
                                  full_matrix()},
                              sim, tasks)) {
         std::cerr << "ai-sim: " << err->message() << '\n';

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "simulator.hpp"
 #include "scenario.hpp"
@@ -14,6 +15,9 @@ namespace slurm_ai::sim {
 
 struct TargetsOptions {
     std::string name = "scenario";  // what the verdicts call it
+    // Several traces judged as one scenario, each with the scenario's other options and
+    // their figures averaged, as the report's Pollux workloads (empty: the spec's trace).
+    std::vector<std::string> traces;
     bool fabric = false;  // also the fabrics' targets: the engine 10%, the suite 20% below
     std::string json;     // also write the figures and verdicts here (empty: not)
     int threads = 2;      // simulations at once

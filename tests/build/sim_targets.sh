@@ -3,7 +3,8 @@
 # one Pollux workload: the six variants with Slurm's four policies, the engine, the suite
 # and the ideal; every verdict recomputed from the figures beside it (the engine's mean and
 # p99 against the best Slurm policy, the gap closed, the fabrics' 10% and 20% with
-# --fabric-targets only); the count printed is the JSON's; a missing node file is refused
+# --fabric-targets only); the count printed is the JSON's; with --traces, two workloads
+# judged as one scenario, each figure the mean of theirs; a missing node file is refused
 # with its name and no output.
 #
 #   sim_targets.sh AI_SIM DATA_DIR SOURCE_DIR
@@ -20,6 +21,14 @@ args=(--trace "$data/comm-measurements/workloads/workload-1.csv" --one-switch --
     --node "$src/tests/inputs/g4dn-12xlarge-topo.xml" --json "$tmp/fabric.json" \
     >"$tmp/fabric.out" 2>&1 ||
     { tail -n 20 "$tmp/fabric.out"; echo "FAIL: ai-sim targets --fabric-targets failed"; exit 1; }
+w2=(--traces "$data/comm-measurements/workloads/workload-1.csv"
+    "$data/comm-measurements/workloads/workload-2.csv" --one-switch --hosts 16 --host-gbps 50
+    --duration-scale 0.0333333333333 --node "$src/tests/inputs/g4dn-12xlarge-topo.xml")
+"$sim" targets --name w12 "${w2[@]}" --json "$tmp/both.json" >"$tmp/both.out" 2>&1 ||
+    { tail -n 20 "$tmp/both.out"; echo "FAIL: ai-sim targets --traces failed"; exit 1; }
+"$sim" targets --name w2 "${w2[@]:0:1}" "${w2[@]:2}" --json "$tmp/second.json" \
+    >"$tmp/second.out" 2>&1 ||
+    { tail -n 20 "$tmp/second.out"; echo "FAIL: ai-sim targets on workload 2 failed"; exit 1; }
 if "$sim" targets "${args[@]}" --node "$tmp/missing.xml" --json "$tmp/bad.json" \
     >"$tmp/bad.out" 2>&1; then
     echo "FAIL: a missing node file was accepted"; exit 1
@@ -84,6 +93,19 @@ for run, fabric in (("plain", False), ("fabric", True)):
     met = sum(t["met"] for t in verdicts)
     check(f"{met} of {len(verdicts)} verdicts met" in out, f"{run}: count line")
     check(len(re.findall(r": (met|MISSED)$", out, re.M)) == len(verdicts), f"{run}: verdict lines")
+# Two traces as one scenario: every figure the mean of the two runs' (jobs: their sum).
+def variants_of(run):
+    return {(v["contention"], v["elastic_share"]): {p["policy"]: p for p in v["policies"]}
+            for v in json.load(open(f"{tmp}/{run}.json"))["scenario"]["variants"]}
+one, two, both = variants_of("plain"), variants_of("second"), variants_of("both")
+for key, pols in both.items():
+    for name, p in pols.items():
+        a, b = one[key][name], two[key][name]
+        check(p["jobs"] == a["jobs"] + b["jobs"], f"both {key} {name}: jobs {p['jobs']}")
+        for f in ("mean_jct_h", "p99_jct_h"):
+            check(abs(p[f] - (a[f] + b[f]) / 2) < 1e-9, f"both {key} {name}: {f} {p[f]}")
+check(one[(False, 0.0)]["engine"]["mean_jct_h"] != two[(False, 0.0)]["engine"]["mean_jct_h"],
+      "workloads 1 and 2 gave the same figures")
 if errors:
     print("\n".join("FAIL: " + e for e in errors))
     sys.exit(1)
