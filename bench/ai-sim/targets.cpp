@@ -1,7 +1,10 @@
 #include "targets.hpp"
 
+#include <algorithm>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
