@@ -52,9 +52,6 @@ const std::vector<std::string> kPolicies{"slurm-default", "tree-bestfit", "engin
                                          "block-bestfit", "block-segment", "ideal"};
 const std::vector<std::string> kScalePolicies{"slurm-default", "tree-bestfit", "engine",
                                               "engine-norisk"};
-const std::vector<std::string> kFabricPolicies{"slurm-default", "tree-bestfit", "block-bestfit",
-                                               "block-segment", "engine",       "suite",
-                                               "ideal"};
 
 SimOptions base_options() {
     SimOptions o;
@@ -425,8 +422,8 @@ ReportPlan report_plan(bool quick) {
                        {philly_spec(quick, RequestStyle::kFlexible)}, kPolicies, matrix});
     r.specs.push_back({"philly-whole-nodes", "Philly, jobs asking whole nodes",
                        {philly_spec(quick, RequestStyle::kPacked)}, kPolicies, matrix});
-    r.specs.push_back({rail.name, kH100, {fabric_spec(quick, rail)}, kFabricPolicies, matrix});
-    r.specs.push_back({nvl.name, kNvl, {fabric_spec(quick, nvl)}, kFabricPolicies, matrix});
+    r.specs.push_back({rail.name, kH100, {fabric_spec(quick, rail)}, judged_policies(), matrix});
+    r.specs.push_back({nvl.name, kNvl, {fabric_spec(quick, nvl)}, judged_policies(), matrix});
     CaseSpec pollux{"pollux", "the Pollux workloads on the measurement testbed", {}, kPolicies,
                     matrix};
     for (int w = 1; w <= (quick ? 2 : 8); ++w)
@@ -434,13 +431,13 @@ ReportPlan report_plan(bool quick) {
     r.specs.push_back(pollux);
     const auto rails = nvl_rails_case(quick ? 36 : 144, quick ? 1 : 4);
     r.specs.push_back(
-        {rails.name, kNvlRails, {fabric_spec(quick, rails)}, kFabricPolicies, matrix});
+        {rails.name, kNvlRails, {fabric_spec(quick, rails)}, judged_policies(), matrix});
     // The headline variant, and the engine alone (nothing elastic) the placement targets
     // judge.
     if (!quick)
         for (const auto &f : {rail_case(256, 8), rail_case(1024, 32), nvl_case(576, 16)})
             r.larger.push_back({f.name + "-" + std::to_string(f.hosts), f.title,
-                                {fabric_spec(false, f)}, kFabricPolicies,
+                                {fabric_spec(false, f)}, judged_policies(),
                                 {kHeadline, Variant{true, 0.0}}});
     for (std::size_t i : {0, 1, 4})
         r.planning.push_back({r.specs[i].name, r.specs[i].title, r.specs[i].parts, {"suite"},

@@ -47,6 +47,15 @@ const std::vector<std::string> &slurm_policies() {
     return names;
 }
 
+const std::vector<std::string> &judged_policies() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out = slurm_policies();
+        out.insert(out.end(), {"engine", "suite", "ideal"});
+        return out;
+    }();
+    return names;
+}
+
 std::optional<Limits> limits_of(const std::vector<Summary> &rows) {
     const Summary *best = nullptr;
     for (const auto &name : slurm_policies())
@@ -279,6 +288,28 @@ std::vector<std::string> limits_section(const std::vector<const CaseResult *> &c
                 gap_figure(l->gap_closed_suite)));
         }
     return lines;
+}
+
+std::string verdict_line(const nlohmann::json &t) {
+    const std::string target = t.at("target");
+    auto percent = [&](const char *key) { return 100 * t.at(key).get<double>(); };
+    std::string figure;
+    if (target == "gap_closed")
+        figure = t.at("gap_closed").is_null()
+                     ? "no gap (the ideal not 0.5% below Slurm's best): the engine must be "
+                       "within 0.5% of Slurm's best"
+                     : fmt::format("{:.2f} of the gap closed", t.at("gap_closed").get<double>());
+    else if (target == "engine_parity")
+        figure = fmt::format("mean JCT {:+.1f}%, p99 {:+.1f}% against {}",
+                             percent("mean_jct_change"), percent("p99_jct_change"),
+                             t.at("best_slurm").get<std::string>());
+    else
+        figure = fmt::format("mean JCT {:+.1f}% against {} (at most {:+.0f}%)",
+                             percent("mean_jct_change"), t.at("best_slurm").get<std::string>(),
+                             percent("bound"));
+    const Variant v{t.at("contention").get<bool>(), t.at("elastic_share").get<double>()};
+    return fmt::format("{} ({}): {}: {}", target, variant_title(v), figure,
+                       t.at("met").get<bool>() ? "met" : "MISSED");
 }
 
 }  // namespace slurm_ai::sim

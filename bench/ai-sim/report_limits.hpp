@@ -18,6 +18,9 @@ namespace slurm_ai::sim {
 
 // Slurm's policies best_slurm is the best of, by mean JCT (those a scenario runs).
 const std::vector<std::string> &slurm_policies();
+// What a scenario runs to be judged on every target: Slurm's policies, then the engine,
+// the suite and the ideal.
+const std::vector<std::string> &judged_policies();
 
 struct Limits {
     Summary best_slurm;  // its policy named in best_slurm.policy
@@ -47,6 +50,9 @@ struct PlacementTarget {
 std::vector<PlacementTarget> placement_targets(const std::vector<const CaseResult *> &cases,
                                                const std::vector<std::string> &fabric_cases,
                                                nlohmann::json &json);
+// One verdict of placement_targets' JSON in words: the target, the variant, its figure
+// and "met" or "MISSED".
+std::string verdict_line(const nlohmann::json &verdict);
 
 // The page's section: per scenario and variant, best_slurm, the engine, the suite, the
 // ideal and the gaps closed.

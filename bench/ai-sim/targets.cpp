@@ -1,9 +1,9 @@
 #include "targets.hpp"
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <iostream>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,45 +11,10 @@
 
 #include "report_cases.hpp"
 #include "report_limits.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "task_pool.hpp"
 
 namespace slurm_ai::sim {
-namespace {
-
-std::vector<std::string> judged_policies() {
-    std::vector<std::string> out = slurm_policies();
-    out.insert(out.end(), {"engine", "suite", "ideal"});
-    return out;
-}
-
-double percent(const nlohmann::json &x) {
-    return 100 * x.get<double>();
-}
-
-// One verdict of placement_targets' JSON, in words.
-std::string verdict_line(const nlohmann::json &t) {
-    const std::string target = t.at("target");
-    std::string figure;
-    if (target == "gap_closed")
-        figure = t.at("gap_closed").is_null()
-                     ? "no gap (the ideal not 0.5% below Slurm's best): the engine must be "
-                       "within 0.5% of Slurm's best"
-                     : fmt::format("{:.2f} of the gap closed", t.at("gap_closed").get<double>());
-    else if (target == "engine_parity")
-        figure = fmt::format("mean JCT {:+.1f}%, p99 {:+.1f}% against {}",
-                             percent(t.at("mean_jct_change")), percent(t.at("p99_jct_change")),
-                             t.at("best_slurm").get<std::string>());
-    else
-        figure = fmt::format("mean JCT {:+.1f}% against {} (at most {:+.0f}%)",
-                             percent(t.at("mean_jct_change")),
-                             t.at("best_slurm").get<std::string>(), percent(t.at("bound")));
-    return fmt::format("{} (contention {}, {:.0f}% elastic): {}: {}", target,
-                       t.at("contention").get<bool>() ? "on" : "off",
-                       percent(t.at("elastic_share")), figure,
-                       t.at("met").get<bool>() ? "met" : "MISSED");
-}
-
-}  // namespace
 
 int judge_targets(const ScenarioSpec &spec, const SimOptions &sim, const TargetsOptions &o) {
     std::vector<ScenarioSpec> parts;
@@ -82,15 +47,16 @@ int judge_targets(const ScenarioSpec &spec, const SimOptions &sim, const Targets
         std::cout << verdict_line(t) << '\n';
     }
     std::cout << fmt::format("{} of {} verdicts met\n", met, verdicts.size());
-    if (!o.json.empty()) {
-        std::ofstream out(o.json, std::ios::binary);
-        out << nlohmann::json{{"scenario", case_json(c)}, {"placement_targets", verdicts}}.dump(2)
-            << '\n';
-        out.close();
-        if (!out) {
-            std::cerr << "ai-sim: cannot write " << o.json << '\n';
-            return 1;
-        }
+    if (o.json.empty())
+        return 0;
+    try {
+        write_text_file_atomically(
+            o.json,
+            nlohmann::json{{"scenario", case_json(c)}, {"placement_targets", verdicts}}.dump(2) +
+                '\n');
+    } catch (const std::runtime_error &e) {
+        std::cerr << "ai-sim: " << e.what() << '\n';
+        return 1;
     }
     return 0;
 }

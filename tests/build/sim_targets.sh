@@ -5,7 +5,7 @@
 # p99 against the best Slurm policy, the gap closed, the fabrics' 10% and 20% with
 # --fabric-targets only); the count printed is the JSON's; with --traces, two workloads
 # judged as one scenario, each figure the mean of theirs; a missing node file is refused
-# with its name and no output.
+# with its name and no output, and a --json that cannot be written is an error naming it.
 #
 #   sim_targets.sh AI_SIM DATA_DIR SOURCE_DIR
 set -euo pipefail
@@ -35,6 +35,12 @@ if "$sim" targets "${args[@]}" --node "$tmp/missing.xml" --json "$tmp/bad.json" 
 fi
 grep -q "missing.xml" "$tmp/bad.out" || { cat "$tmp/bad.out"; echo "FAIL: error names no file"; exit 1; }
 [ ! -e "$tmp/bad.json" ] || { echo "FAIL: a refused run wrote its JSON"; exit 1; }
+if "$sim" targets "${args[@]}" --node "$src/tests/inputs/g4dn-12xlarge-topo.xml" \
+    --json "$tmp/no/such/dir.json" >"$tmp/unwritable.out" 2>&1; then
+    echo "FAIL: an unwritable --json was not an error"; exit 1
+fi
+grep -q "no/such/dir.json" "$tmp/unwritable.out" ||
+    { tail -n 3 "$tmp/unwritable.out"; echo "FAIL: the error names no file"; exit 1; }
 python3 - "$tmp" <<'PY'
 import json, re, sys
 
