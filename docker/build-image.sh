@@ -120,6 +120,16 @@ step_install() {
   log "installed $(basename "$deb")${ROOT:+ into $ROOT}"
 }
 
+# Stops the munged of PIDFILE and waits (up to 10 s) until it has ended: kill only asks.
+stop_munged() {
+  local pid i
+  pid=$(cat "$1") && kill "$pid" 2>/dev/null || return 0
+  for ((i = 0; i < 100; i++)); do
+    kill -0 "$pid" 2>/dev/null || return 0
+    sleep 0.1
+  done
+}
+
 step_check() {
   local r=$ROOT t plugin_dir
   for t in ai-topo ai-place ai-explain ai-fit ai-bench-placement ai-minicluster; do
@@ -160,9 +170,10 @@ step_check() {
     die "check: munged does not start: $(cat "$tmp/munged.log" 2>/dev/null)"
   echo "AuthInfo=socket=$tmp/munge.sock" >>"$tmp/etc/slurm.conf"
   out=$(cd "$tmp" && slurmd -G -f "$tmp/etc/slurm.conf" -N c1 2>&1) ||
-    { kill "$(cat "$tmp/munged.pid")"; echo "$out" >&2
+    { stop_munged "$tmp/munged.pid"; echo "$out" >&2
       die "check: slurmd -G does not accept the rendered configuration"; }
-  kill "$(cat "$tmp/munged.pid")"
+  # munged removes its socket and writes its seed as it ends: gone before $tmp goes.
+  stop_munged "$tmp/munged.pid"
   [ "$(grep -o 'Links=[-0-9,]*' <<<"$out")" = "$(grep -o 'Links=[-0-9,]*' "$tmp/etc/gres.conf")" ] ||
     { echo "$out" >&2; die "check: slurmd's GPUs differ from gres.conf's: $(cat "$tmp/etc/gres.conf")"; }
   rm -rf "$tmp"
