@@ -11,7 +11,8 @@
 #       runs), so one commit gets the same verdict at every run, on any machine. The
 #       targets of FUZZ_TWICE (default select_decide; "all", or "" for none) then run a
 #       second time into a fresh corpus, and the run fails unless both runs end with the
-#       same coverage and the same corpus.
+#       same coverage and the same corpus. A timeout whose input takes under the limit
+#       in CPU alone (the load's, not the input's) runs the target once more.
 #   tools/fuzz.sh --explore SECONDS [TARGET...]
 #       Exploratory: a new random seed per target (printed, so a find can be replayed with
 #       -seed=), a time budget, and a corpus kept in the build directory across runs.
