@@ -12,7 +12,7 @@
 #       targets of FUZZ_TWICE (default select_decide; "all", or "" for none) then run a
 #       second time into a fresh corpus, and the run fails unless both runs end with the
 #       same coverage and the same corpus. A timeout whose input takes under the limit
-#       in CPU alone (the load's, not the input's) runs the target once more.
+#       in CPU alone (the load's, not the input's) runs that run once more.
 #   tools/fuzz.sh --explore SECONDS [TARGET...]
 #       Exploratory: a new random seed per target (printed, so a find can be replayed with
 #       -seed=), a time budget, and a corpus kept in the build directory across runs.
@@ -345,21 +345,33 @@ if [ $explore = 0 ]; then
     fi
 fi
 
-fuzz_run() {  # fuzz_run TARGET SEEDS CORPUS LOG LIMITS...: one libFuzzer run
+fuzz_once() {  # fuzz_once TARGET SEEDS CORPUS LOG LIMITS...: one libFuzzer run
     local t=$1 seeds=$2 corpus=$3 log=$4
     shift 4
     "${fixed[@]}" "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "$@" -timeout=10 "${flags[@]}" \
         -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 >"$log" 2>&1
 }
 
+# fuzz_run TARGET SEEDS CORPUS LOG LIMITS...: a libFuzzer run whose verdict counts. In
+# CI's mode a timeout that the load made, not its input (timed_out_under_load), runs the
+# target once more from the start, into a fresh corpus, and that run's verdict counts.
+fuzz_run() {
+    fuzz_once "$@" && return 0
+    [ $explore = 0 ] && timed_out_under_load "$1" "$2" "$4" || return 1
+    rm -rf "$3" && mkdir -p "$3"
+    fuzz_once "$@"
+}
+
 # Whether a failed run (LOG) was a timeout that its input does not make alone. CI runs
 # this script at nice 19 beside the other tests, and libFuzzer's -timeout counts wall
 # time, so an input of 0.2 s of CPU can wait longer than the limit for a core. The input
-# kept in crashes/TARGET runs once more alone; a hang is one that takes the limit in CPU.
-timed_out_under_load() {  # timed_out_under_load TARGET LOG
-    local t=$1 log=$2 input cpu
+# kept in crashes/TARGET since SEEDS were made runs once more alone; a hang is one that
+# takes the limit in CPU.
+timed_out_under_load() {  # timed_out_under_load TARGET SEEDS LOG
+    local t=$1 seeds=$2 log=$3 input cpu
     grep -q 'ERROR: libFuzzer: timeout' "$log" || return 1
-    input=$(find "$build/crashes/$t" -name 'timeout-*' -newer "$seeds" | head -n1)
+    input=$(find "$build/crashes/$t" -name 'timeout-*' -newer "$seeds" -printf '%T@ %p\n' |
+        sort -rn | head -n1 | cut -d' ' -f2-)
     [ -n "$input" ] || return 1
     cpu=$( { TIMEFORMAT='%U %S'; time "${fixed[@]}" "$build/tests/fuzz/fuzz_$t" \
         -timeout=120 "${flags[@]}" "$input" >"$log.alone" 2>&1; } 2>&1) || return 1
@@ -462,14 +474,7 @@ for t in "${targets[@]}"; do
         limits=(-seed="$rseed" -runs="$budget" -reload=0)
         what="seed $rseed"
     fi
-    ok=0
-    fuzz_run "$t" "$seeds" "$corpus" "$log" "${limits[@]}" && ok=1
-    if [ $ok = 0 ] && [ $explore = 0 ] && timed_out_under_load "$t" "$log"; then
-        # Once more from the start, into a fresh corpus: the verdict is that run's.
-        rm -rf "$corpus" && mkdir -p "$corpus"
-        fuzz_run "$t" "$seeds" "$corpus" "$log" "${limits[@]}" && ok=1
-    fi
-    if [ $ok = 1 ]; then
+    if fuzz_run "$t" "$seeds" "$corpus" "$log" "${limits[@]}"; then
         runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log")
         secs=$(sed -n 's/^stat::total_time_in_seconds*: *//p;s/^Done [0-9]* runs in \([0-9]*\) second.*/\1/p' "$log" | tail -n1)
         echo "fuzz: $t: $made seeds from shared data, $kept regressions, ${runs:-?} runs ($what${secs:+, ${secs}s}), no crash"
