@@ -9,7 +9,6 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <optional>
@@ -335,10 +334,8 @@ int cmd_run(Cli &c) {
     for (const auto &r : runs)
         rows.push_back(summarize(r, s.cluster.max_gpus_per_host));
     if (!c.jobs_csv.empty()) {
-        std::ofstream out(c.jobs_csv);
-        out << jobs_csv(s.jobs.jobs, runs);
-        if (!out) {
-            std::cerr << "ai-sim: cannot write " << c.jobs_csv << '\n';
+        if (auto err = write_output(c.jobs_csv, jobs_csv(s.jobs.jobs, runs))) {
+            std::cerr << "ai-sim: " << *err << '\n';
             return 1;
         }
     }
@@ -460,10 +457,8 @@ int cmd_train_risk(TrainCli &t) {
                               "held-out days: the select plugin will not use it")
               << '\n';
     if (!t.out.empty()) {
-        std::ofstream out(t.out, std::ios::binary);
-        out << model.to_json();
-        if (!out) {
-            std::cerr << "ai-sim: cannot write " << t.out << '\n';
+        if (auto err = write_output(t.out, model.to_json())) {
+            std::cerr << "ai-sim: " << *err << '\n';
             return 1;
         }
         std::cout << "wrote " << t.out << '\n';
@@ -528,11 +523,8 @@ int cmd_train_place(const Cli &c, TrainPlaceOptions o, const std::string &out) {
         std::cerr << "ai-sim: " << m.error().message() << '\n';
         return 1;
     }
-    std::ofstream file(out, std::ios::binary);
-    file << m->to_json();
-    file.close();
-    if (!file) {
-        std::cerr << "ai-sim: cannot write " << out << '\n';
+    if (auto err = write_output(out, m->to_json())) {
+        std::cerr << "ai-sim: " << *err << '\n';
         return 1;
     }
     std::cout << "judged: " << m->info.judged_text() << '\n'

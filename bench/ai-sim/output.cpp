@@ -1,6 +1,10 @@
 #include "output.hpp"
 
+#include <stdexcept>
+
 #include <fmt/format.h>
+
+#include "slurm_ai/common/file_io.hpp"
 
 namespace slurm_ai::sim {
 namespace {
@@ -131,6 +135,15 @@ std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResul
                                x.step.step_s, x.step.ideal_step_s, x.contention);
         }
     return out;
+}
+
+std::optional<std::string> write_output(const std::string &path, std::string_view text) {
+    try {
+        write_text_file_atomically(path, text);
+    } catch (const std::runtime_error &e) {
+        return e.what();
+    }
+    return std::nullopt;
 }
 
 }  // namespace slurm_ai::sim

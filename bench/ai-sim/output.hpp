@@ -1,7 +1,9 @@
 // ai-sim's tables, as plain text for the terminal and as markdown for the report.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "metrics.hpp"
@@ -22,5 +24,10 @@ std::string paired_table(const std::string &policy, const std::array<PairedTally
 std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResult> &runs);
 // One line: contention, how many jobs are elastic, and what the policy "suite" runs.
 std::string suite_line(const SimOptions &o, const Jobs &jobs);
+
+// Writes a file ai-sim produces (a report, a job table, a trained model the select plugin
+// loads) with write_text_file_atomically: a reader sees the old file or the new one.
+// The error, naming the file, or nothing.
+std::optional<std::string> write_output(const std::string &path, std::string_view text);
 
 }  // namespace slurm_ai::sim

@@ -22,7 +22,6 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
-#include <fstream>
 #include <functional>
 #include <iostream>
 #include <map>
@@ -125,15 +124,6 @@ ScenarioSpec fabric_spec(bool quick, const FabricCase &f) {
 std::string relative_link(const std::string &markdown, const std::string &dir) {
     auto base = fs::weakly_canonical(fs::absolute(markdown)).parent_path();
     return fs::relative(fs::weakly_canonical(fs::absolute(dir)), base).generic_string();
-}
-
-std::optional<std::string> write_file(const fs::path &path, const std::string &text) {
-    std::ofstream out(path, std::ios::binary);
-    out << text;
-    out.close();
-    if (!out)
-        return "cannot write " + path.string();
-    return std::nullopt;
 }
 
 // "-7.6%" style comparisons.
@@ -770,7 +760,7 @@ int write_report(const ReportOptions &o) {
         return fail(err->message());
     const auto figures = report_figures(run);
     for (const auto &[name, svg] : figures)
-        if (auto err = write_file(fs::path(o.image_dir) / name, svg))
+        if (auto err = write_output((fs::path(o.image_dir) / name).string(), svg))
             return fail(*err);
 
     std::vector<const CaseResult *> all_cases(run.cases.begin(), run.cases.end());
@@ -795,7 +785,7 @@ int write_report(const ReportOptions &o) {
     const nlohmann::json planning_json = planning_slots(run, slots);
     closing_slots(run, slots);
     slots["learned_placement"] = learned_placement_section(learned.value());
-    if (auto err = write_file(o.markdown, fill_page(page_template, slots)))
+    if (auto err = write_output(o.markdown, fill_page(page_template, slots)))
         return fail(*err);
     if (!o.json.empty()) {
         nlohmann::json j;
@@ -807,7 +797,7 @@ int write_report(const ReportOptions &o) {
         j["backfill_planning"] = planning_json;
         j["failures"] = failures_json(run.study);
         j["learned_placement"] = learned_placement_json(learned.value());
-        if (auto err = write_file(o.json, j.dump(2) + "\n"))
+        if (auto err = write_output(o.json, j.dump(2) + "\n"))
             return fail(*err);
     }
     const double total =

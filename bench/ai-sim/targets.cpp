@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <functional>
 #include <iostream>
-#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -11,7 +10,7 @@
 
 #include "report_cases.hpp"
 #include "report_limits.hpp"
-#include "slurm_ai/common/file_io.hpp"
+#include "output.hpp"
 #include "task_pool.hpp"
 
 namespace slurm_ai::sim {
@@ -49,13 +48,11 @@ int judge_targets(const ScenarioSpec &spec, const SimOptions &sim, const Targets
     std::cout << fmt::format("{} of {} verdicts met\n", met, verdicts.size());
     if (o.json.empty())
         return 0;
-    try {
-        write_text_file_atomically(
+    if (auto err = write_output(
             o.json,
             nlohmann::json{{"scenario", case_json(c)}, {"placement_targets", verdicts}}.dump(2) +
-                '\n');
-    } catch (const std::runtime_error &e) {
-        std::cerr << "ai-sim: " << e.what() << '\n';
+                '\n')) {
+        std::cerr << "ai-sim: " << *err << '\n';
         return 1;
     }
     return 0;
