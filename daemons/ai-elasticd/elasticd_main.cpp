@@ -79,7 +79,7 @@ class Daemon {
         model_ = load_cluster_model(slurm_, conf_);
         if (!model_->warning.empty())
             log(model_->warning);
-        hints_.clear();
+        starts_.clear();
         log(fmt::format(
             "configuration: views in {}, ElasticAuto={}, ElasticPolicy={}, interval {} s, grow "
             "timeout {} s, cooldown {} s",
@@ -128,12 +128,13 @@ class Daemon {
         }
     }
 
-    const JobHints &hints_of(const JobInfo &job) {
-        auto it = hints_.find(job.job_id);
-        if (it == hints_.end())
-            it = hints_.emplace(job.job_id, job_hints(*model_, job)).first;
+    const JobStart &start_of(const JobInfo &job) {
+        auto it = starts_.find(job.job_id);
+        if (it == starts_.end())
+            it = starts_.emplace(job.job_id, job_start(*model_, job)).first;
         return it->second;
     }
+    const JobHints &hints_of(const JobInfo &job) { return start_of(job).hints; }
 
     void notify(std::uint32_t job_id, const std::string &reason, std::int64_t now) {
         auto n = notify_job(slurm_, *model_, job_id, reason);
@@ -334,14 +335,22 @@ class Daemon {
     }
 
     // The goodput rule's curve of an elastic job (elastic_plan.hpp's goodput_curve): a
-    // step's computation from its --ai-comm compute=, else from CommShare on its
-    // present nodes; none without the cluster's topology (it then neither grows nor is
-    // the first to shrink).
+    // step's computation from its --ai-comm compute=, else from CommShare at the size it
+    // started asking for (the record's elastic_start_max, at most the fabric's hosts, as
+    // the select plugin's ElasticStart=goodput measured it), so that growing or shrinking
+    // leaves the curve as it was; at its present size where the record does not say.
+    // None without the cluster's topology (it then neither grows nor is the first to
+    // shrink).
     void goodput_of(const JobInfo &j, ElasticJob &e) {
         if (!model_->engine || j.num_nodes == 0)
             return;
-        const JobDemand demand = job_demand(j, hints_of(j));
-        e.goodput = job_goodput(*model_->engine, demand, j.num_nodes, e.spec.max_nodes,
+        const JobStart &start = start_of(j);
+        const JobDemand demand = job_demand(j, start.hints);
+        std::uint32_t at = j.num_nodes;
+        if (start.elastic_start_max)
+            at = std::min<std::uint32_t>(start.elastic_start_max,
+                                         static_cast<std::uint32_t>(model_->graph->host_count()));
+        e.goodput = job_goodput(*model_->engine, demand, at, e.spec.max_nodes,
                                 model_->config.comm_share);
         e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     }
@@ -350,7 +359,7 @@ class Daemon {
     void forget_old() {
         std::erase_if(state_.last_resize, [&](const auto &kv) { return !jobs_.count(kv.first); });
         std::erase_if(state_.failures_handled, [&](std::uint32_t id) { return !jobs_.count(id); });
-        std::erase_if(hints_, [&](const auto &kv) { return !jobs_.count(kv.first); });
+        std::erase_if(starts_, [&](const auto &kv) { return !jobs_.count(kv.first); });
     }
 
     void load_state() {
@@ -388,7 +397,7 @@ class Daemon {
     std::unique_ptr<ClusterModel> model_;
     ElasticdState state_;
     std::map<std::uint32_t, JobInfo> jobs_;
-    std::map<std::uint32_t, JobHints> hints_;
+    std::map<std::uint32_t, JobStart> starts_;
     std::set<std::uint32_t> gangs_waiting_;
     std::string gang_file_error_;      // the last one logged
     std::set<std::uint32_t> resized_;  // in this look

@@ -65,6 +65,8 @@ void to_json(json &j, const JobRecord &r) {
         j["cons_tres_would_choose"] = r.cons_tres_would_choose;
     if (!r.elastic_start.empty())
         j["elastic_start"] = r.elastic_start;
+    if (r.elastic_start_max)
+        j["elastic_start_max"] = r.elastic_start_max;
 }
 
 void from_json(const json &j, JobRecord &r) {
@@ -93,6 +95,7 @@ void from_json(const json &j, JobRecord &r) {
     }
     r.cons_tres_would_choose = j.value("cons_tres_would_choose", std::string());
     r.elastic_start = j.value("elastic_start", std::string());
+    r.elastic_start_max = json_whole<std::uint32_t>(j, "elastic_start_max", 0);
     r.recorded_at = j.value("recorded_at", std::int64_t{0});
 }
 

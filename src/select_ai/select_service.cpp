@@ -456,6 +456,7 @@ std::string SelectService::record(const std::string &state_dir, std::uint32_t jo
     std::string clamped;
     if (read.hints.elastic) {
         const ElasticSpec start = elastic_within(*read.hints.elastic, slurm);
+        rec.elastic_start_max = start.max_nodes;
         if (!(start == *read.hints.elastic))
             clamped = "; --ai-elastic=" + std::to_string(read.hints.elastic->min_nodes) + ":" +
                       std::to_string(read.hints.elastic->max_nodes) + " started as " +

@@ -72,8 +72,14 @@ std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::
     return m;
 }
 
-JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
-    JobHints hints;
+JobStart job_start(const ClusterModel &m, const JobInfo &job) {
+    JobStart out;
+    // The record the select plugin wrote at the job's start (a bad option stays unset).
+    if (!m.state_dir.empty())
+        if (auto rec = read_job_record(m.state_dir, job.job_id)) {
+            out.hints = std::move(rec->hints);
+            out.elastic_start_max = rec->elastic_start_max;
+        }
     // Inside the job its options are in the environment (sbatch's copy of the job's SPANK
     // environment, SpankEnvCopy::kCommand), which decode_job_options reads as it is.
     const char *self = getenv("SLURM_JOB_ID");
@@ -83,14 +89,13 @@ JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
             env.push_back(*e);
         auto read = decode_job_options(env);
         if (!read.hints.empty())
-            return read.hints;
+            out.hints = std::move(read.hints);
     }
-    if (m.state_dir.empty())
-        return hints;
-    // The record the select plugin wrote at the job's start (a bad option stays unset).
-    if (auto rec = read_job_record(m.state_dir, job.job_id))
-        return rec->hints;
-    return hints;
+    return out;
+}
+
+JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
+    return job_start(m, job).hints;
 }
 
 JobDemand job_demand(const JobInfo &job, const JobHints &hints) {

@@ -1,6 +1,7 @@
 // Elastic resize: which hosts a grow adds and a shrink releases (on the cost model), the
 // automatic policy of ai-elasticd, the job's view files, the daemon's state file, and the
 // select service's placement of elastic and expansion jobs.
+#include <cmath>
 #include <csignal>
 #include <filesystem>
 #include <fstream>
@@ -331,6 +332,28 @@ TEST_CASE("an elastic job's goodput size: the nodes the goodput rule would grow 
     CHECK(goodput_size(j, 0.9) == 3);
     j.goodput.pop_back();  // no curve: MIN
     CHECK(goodput_size(j, 0) == 3);
+}
+
+TEST_CASE("a job's goodput curve measured at its start size stays one curve as it grows",
+          "[elastic]") {
+    // ai-elasticd measures CommShare at the size the job started asking for (its record's
+    // elastic_start_max), where the select plugin measured it: the curve of a job started
+    // on 2 hosts is the same once it runs on 3, and the same as the plugin's at its start.
+    auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    const auto d = pattern_demand(CommPattern::kAllReduce, 2, 16);
+    const auto at2 = job_goodput(engine, demand_at_size(d, 2), 2, 6, 0.5);
+    const auto grown = job_goodput(engine, demand_at_size(d, 3), 2, 6, 0.5);
+    REQUIRE(at2.size() == 7);
+    for (std::size_t n = 1; n < at2.size(); ++n)
+        CHECK(grown[n] == Approx(at2[n]).epsilon(1e-12));
+    // Communication is half of a step on 2 ideal hosts: 2 hosts do 16 GPUs' work in two
+    // steps' time, 8 GPUs' worth.
+    CHECK(at2[2] == Approx(8).epsilon(1e-9));
+    // Measured at the present size instead, the same job's curve moves with every resize
+    // (what ai-elasticd did before): the anchor is what keeps it still.
+    const auto drifted = job_goodput(engine, demand_at_size(d, 3), 3, 6, 0.5);
+    CHECK(std::abs(drifted[2] - at2[2]) > 0.05);
 }
 
 TEST_CASE("ElasticStart=goodput's bar: a whole GPU's worth per GPU while a job waits that "

@@ -228,9 +228,15 @@ TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service
     CHECK(j["hints"]["elastic"]["min_nodes"] == 2);
     CHECK(j["options"]["ai-elastic"] == "2:2:signal=USR2");
     CHECK_THAT(j["elastic_start"].get<std::string>(), Catch::Contains("started as 4:4"));
+    // The size CommShare is measured at, which ai-elasticd reads once the job runs.
+    CHECK(j["elastic_start_max"] == 4);
     s.record(dir, 23, "g[1-2]", "", env, {1, 500000});
     auto k = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/23.json"));
     CHECK_FALSE(k.contains("elastic_start"));
+    CHECK(k["elastic_start_max"] == 2);
+    s.record(dir, 24, "g1", "", {}, {1, 1});
+    auto rigid = nlohmann::json::parse(std::ifstream(dir + "/ai_select/jobs/24.json"));
+    CHECK_FALSE(rigid.contains("elastic_start_max"));
 }
 
 TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not placed by",
@@ -570,6 +576,7 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     r.fallback_class = FallbackClass::kOutsideFabric;
     r.cons_tres_would_choose = "g[2-3]";
     r.elastic_start = "--ai-elastic=2:8 started as 2:2";
+    r.elastic_start_max = 2;
     r.recorded_at = 1795352481;
     write_job_record(dir, r);
     CHECK(job_record_path(dir, 77) == dir + "/ai_select/jobs/77.json");
@@ -585,6 +592,7 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     CHECK(back->fallback_class == FallbackClass::kOutsideFabric);
     CHECK(back->cons_tres_would_choose == "g[2-3]");
     CHECK(back->elastic_start == r.elastic_start);
+    CHECK(back->elastic_start_max == 2);
     CHECK(back->recorded_at == r.recorded_at);
 
     // A checkpoint path may hold bytes that are not UTF-8 (Linux allows any): the record
@@ -609,6 +617,11 @@ TEST_CASE("a job record reads back as it was written", "[record]") {
     auto unknown = read_job_record(dir, 81);
     REQUIRE_FALSE(unknown.ok());
     CHECK_THAT(unknown.error().message(), Catch::Contains("fallback_class 'x': expected"));
+    // A record from before elastic_start_max: ai-elasticd then measures at the present size.
+    write(job_record_path(dir, 82), "{\"job_id\": 82}");
+    auto older = read_job_record(dir, 82);
+    REQUIRE(older.ok());
+    CHECK(older->elastic_start_max == 0);
 
     // The text alone, without the file system: what the file holds, and errors naming
     // the source they are given.

@@ -62,6 +62,11 @@ struct JobRecord {
     std::optional<FallbackClass> fallback_class;  // the same, classed (none before 2026-11)
     std::string cons_tres_would_choose;  // with Debug=yes
     std::string elastic_start;           // how a clamped --ai-elastic job started
+    // An --ai-elastic job's MAX within Slurm's node range at its start (elastic_within):
+    // the size CommShare measures its computation at (job_goodput's `nodes`), which
+    // slurmctld no longer gives once the job runs. 0: not elastic, or recorded before
+    // 2026-11-29.
+    std::uint32_t elastic_start_max = 0;
     std::int64_t recorded_at = 0;        // seconds since the epoch
 };
 

@@ -39,8 +39,15 @@ struct ClusterModel {
 };
 std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::string &conf_path);
 
-// The job's --ai-* options: from its SPANK environment when this runs inside the job,
-// else from the record the select plugin wrote at its start; empty when neither exists.
+// What ai-elasticd and ai-resize know of a job's start. `hints`: its --ai-* options, from
+// its SPANK environment when this runs inside the job, else from the record the select
+// plugin wrote at its start; empty when neither exists. `elastic_start_max`: the record's
+// (JobRecord), 0 without one.
+struct JobStart {
+    JobHints hints;
+    std::uint32_t elastic_start_max = 0;
+};
+JobStart job_start(const ClusterModel &m, const JobInfo &job);
 JobHints job_hints(const ClusterModel &m, const JobInfo &job);
 JobDemand job_demand(const JobInfo &job, const JobHints &hints);
 // The job's view as slurmctld has it now: nodes in rank order (the fabric's ring order,
