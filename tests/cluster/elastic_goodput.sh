@@ -9,7 +9,8 @@
 # the daemon's log gives each job's gain per GPU (A's under ElasticMinGain=0.5, B's
 # over). Then the same look under ElasticPolicy=priority: A, of higher priority, grows.
 # First, with every node idle, the select plugin's start (ElasticStart=goodput, the
-# default): a job like A, --ai-elastic=2:4, starts on 2 nodes and one like B on 4.
+# default): a job like A, --ai-elastic=2:4, starts on 2 nodes and one like B on 4; the
+# job's record keeps the size CommShare is measured at (elastic_start_max).
 source "$(dirname "$0")/lib.sh"
 repo=$(cd "$(dirname "$0")/../.." && pwd)
 dir=$(mktemp -d /tmp/slurm-ai-goodput.XXXXXX)
@@ -46,6 +47,9 @@ b_comm=allreduce:bytes=16M,compute=60s
 c=$(sbatch --parsable --gpus-per-node=4 --ai-elastic=2:4 --ai-comm=$a_comm -o /dev/null \
     --wrap='sleep 600')
 wait_size "$c" 2 30 "on 8 idle nodes a job like A starts on its goodput size, MIN"
+# Its record keeps the size its start was measured at (MAX, no -N), for ai-elasticd.
+expect_eq "elastic_start_max in the record of a job started on its MIN" 4 \
+    "$(json_get "$dir/state/ai_select/jobs/$c.json" elastic_start_max)"
 d=$(sbatch --parsable --gpus-per-node=4 --ai-elastic=2:4 --ai-comm=$b_comm -o /dev/null \
     --wrap='sleep 600')
 wait_size "$d" 4 30 "a job like B starts on its MAX"
@@ -65,6 +69,8 @@ b=$(sbatch --parsable --priority=1000 -N2 --gpus-per-node=4 --ai-elastic=2:4 \
 wait_size "$blocker" 4 30 "the blocker starts"
 wait_size "$a" 2 30 "A starts"
 wait_size "$b" 2 30 "B starts"
+expect_eq "elastic_start_max of a job of -N2 --ai-elastic=2:4" 2 \
+    "$(json_get "$dir/state/ai_select/jobs/$a.json" elastic_start_max)"
 start_daemon
 # With every node in use there is nothing to give: a few looks, no resize.
 sleep 3
@@ -96,4 +102,34 @@ echo "ElasticPolicy=priority" >>"$dir/etc/ai_select.conf"
 start_daemon
 wait_size "$a" 4 60 "under the priority rule A grows into the idle nodes"
 expect_eq "nodes B keeps" 4 "$(size "$b")"
-pass "start on 8 idle nodes: like A 2 nodes, like B 4; goodput: B (gain $gb per GPU) grew 2 -> 4, A (gain $ga) kept 2 and 2 nodes stayed idle; under the priority rule A grew 2 -> 4"
+
+# A job without compute= (CommShare): ai-elasticd measures it at the size it started
+# asking for (-N2: 2 nodes), before and after it grows, so the goodput it logs at 3 nodes
+# is the one its curve promised at 2 (goodput + 4 GPUs x the next node's gain). Measured
+# at its present size instead, CommShare would make it 6 GPUs' worth (half of 12).
+kill -TERM "$daemon_pid"
+wait "$daemon_pid" 2>/dev/null || true
+daemon_pid=
+scancel "$a" "$b"
+for _ in $(seq 60); do [ "$(idle_nodes)" = 8 ] && break; sleep 0.5; done
+sed -i '/^ElasticPolicy=/d' "$dir/etc/ai_select.conf"
+echo "ElasticMinGain=0.1" >>"$dir/etc/ai_select.conf"
+e=$(sbatch --parsable -N2 --gpus-per-node=4 --ai-elastic=2:3 --ai-comm=allreduce:bytes=64M \
+    -o /dev/null --wrap='sleep 600')
+wait_size "$e" 2 30 "a job of -N2 starts on 2 nodes"
+start_daemon
+wait_size "$e" 3 60 "with ElasticMinGain=0.1 it grows to its MAX"
+sleep 3  # a look at 3 nodes
+field() {  # field JOB NODES SED-EXPR: from the last goodput line of JOB at NODES nodes
+    grep "job $1: $2 node(s), goodput" "$log" | tail -n1 | sed -n "$3"
+}
+g2=$(field "$e" 2 's/.*goodput \([0-9.]*\) GPUs.*/\1/p')
+x2=$(field "$e" 2 's/.*next node adds \([-0-9.]*\),.*/\1/p')
+g3=$(field "$e" 3 's/.*goodput \([0-9.]*\) GPUs.*/\1/p')
+[ -n "$g2" ] && [ -n "$x2" ] && [ -n "$g3" ] ||
+    fail "no goodput lines of job $e at 2 and 3 nodes: $(grep "job $e:" "$log" | tail -n 4)"
+awk -v g2="$g2" -v x="$x2" -v g3="$g3" 'BEGIN {
+    d = g3 - (g2 + 4 * x); off = g3 - 6
+    exit !(d < 0.03 && d > -0.03 && (off > 0.1 || off < -0.1)) }' ||
+    fail "at 2 nodes goodput $g2, a node more adds $x2 per GPU; at 3 nodes $g3 ($g2 + 4 x $x2?)"
+pass "start on 8 idle nodes: like A 2 nodes, like B 4; goodput: B (gain $gb per GPU) grew 2 -> 4, A (gain $ga) kept 2 and 2 nodes stayed idle; under the priority rule A grew 2 -> 4; a CommShare job's goodput $g2 at 2 nodes, $g3 at 3, on one curve"
