@@ -139,7 +139,7 @@ std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResul
 
 std::optional<std::string> write_output(const std::string &path, std::string_view text) {
     try {
-        write_text_file_atomically(path, text);
+        write_output_file(path, text);
     } catch (const std::runtime_error &e) {
         return e.what();
     }

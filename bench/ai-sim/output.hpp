@@ -26,8 +26,8 @@ std::string jobs_csv(const std::vector<SimJob> &jobs, const std::vector<RunResul
 std::string suite_line(const SimOptions &o, const Jobs &jobs);
 
 // Writes a file ai-sim produces (a report, a job table, a trained model the select plugin
-// loads) with write_text_file_atomically: a reader sees the old file or the new one.
-// The error, naming the file, or nothing.
+// loads) with write_output_file: a reader sees the old file or the new one, and
+// /dev/stdout stays what it is. The error, naming the file, or nothing.
 std::optional<std::string> write_output(const std::string &path, std::string_view text);
 
 }  // namespace slurm_ai::sim

@@ -18,14 +18,15 @@
 
 #include <atomic>
 #include <cstdlib>
-#include <fstream>
 #include <iostream>
+#include <stdexcept>
 #include <string>
 
 #include <CLI/CLI.hpp>
 
 #include "collect.hpp"
 #include "http_server.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/metrics/exposition.hpp"
 
 using namespace slurm_ai;
@@ -95,10 +96,11 @@ int once(Collector &collector, const std::string &format, const std::string &map
                                                ? metrics::Format::kOpenMetrics
                                                : metrics::Format::kPrometheusText);
     if (!map_path.empty()) {
-        std::ofstream out(map_path);
-        out << metrics::map_html(s.map, 0);
-        if (!out.flush()) {
-            std::cerr << "ai-metrics: --map " << map_path << ": cannot write\n";
+        try {
+            write_output_file(map_path, metrics::map_html(s.map, 0));
+        } catch (const std::runtime_error &e) {
+            std::cerr << "ai-metrics: --map " << map_path << ": cannot write (" << e.what()
+                      << ")\n";
             return 1;
         }
     }

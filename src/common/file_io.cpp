@@ -55,4 +55,28 @@ void write_text_file_atomically(const std::string &path, std::string_view text,
     }
 }
 
+void write_output_file(const std::string &path, std::string_view text) {
+    namespace fs = std::filesystem;
+    std::error_code ec;
+    const bool link = fs::is_symlink(fs::symlink_status(path, ec));
+    const fs::file_status st = fs::status(path, ec);  // through links
+    const bool exists = !ec && fs::exists(st);
+    std::string target = path;
+    if (link && exists)
+        target = fs::canonical(path, ec).string();
+    // A device, a pipe, a link to nothing yet or one that does not resolve: in place.
+    if ((exists && !fs::is_regular_file(st)) || (link && (!exists || ec))) {
+        std::ofstream out(path, std::ios::binary);
+        out.write(text.data(), static_cast<std::streamsize>(text.size()));
+        out.flush();
+        if (!out)
+            throw std::runtime_error("cannot write " + path + ": " + std::strerror(errno));
+        return;
+    }
+    write_text_file_atomically(target, text, [&](const std::string &tmp) {
+        if (exists)
+            fs::permissions(tmp, st.permissions(), ec);  // as it was; umask's if that fails
+    });
+}
+
 }  // namespace slurm_ai

@@ -6,9 +6,10 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
+#include <stdexcept>
 
 #include "slurm_ai/checkpoint/checkpoint.hpp"
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "slurm_ai/config/plugin_config.hpp"
@@ -118,10 +119,11 @@ void SpankStep::prepare_nccl_topo(std::uint32_t job_id, std::uint32_t step_id,
     auto path = std::filesystem::path(config_.nccl_topo_dir) /
                 ("ai-nccl-topo-" + std::to_string(job_id) + "." + std::to_string(step_id) + "." +
                  node_name + ".xml");
-    std::ofstream out(path, std::ios::trunc);
-    out << write_nccl_topo(t);
-    if (!out.flush()) {
-        append_note(notes, "cannot write " + path.string());
+    try {
+        // Whole or not at all: NCCL reads it as the tasks start.
+        write_text_file_atomically(path.string(), write_nccl_topo(t));
+    } catch (const std::runtime_error &e) {
+        append_note(notes, e.what());
         return;
     }
     nccl_topo_file_ = path;

@@ -10,9 +10,11 @@
 #include <fstream>
 #include <map>
 #include <set>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "summary.hpp"
@@ -200,8 +202,11 @@ Parsed<std::string> render_dot(const std::string &dot, const std::string &output
         return static_cast<bool>(out.flush());
     };
     if (format == "dot") {
-        if (!write(output))
+        try {
+            write_output_file(output, dot);
+        } catch (const std::runtime_error &) {
             return InputError{"--output", output, "a writable file", {}, 0};
+        }
         return format;
     }
     std::string tmp = output + ".dot.tmp";

@@ -1,10 +1,10 @@
 // ai-topo: discover, show, convert, draw and query the topologies the suite places jobs
 // on. Every subcommand prints a human-readable answer, or JSON with --json. Exit status:
 // 0 success, 1 bad input (the message names the file, line and field), 2 bad usage.
-#include <fstream>
 #include <iostream>
 #include <map>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -113,9 +113,11 @@ int cmd_discover(bool as_json) {
 void emit(const std::string &text, const std::string &output, bool as_json, const char *key, json j,
           const std::string &summary) {
     if (!output.empty()) {
-        std::ofstream out(output);
-        if (!(out << text) || !out.flush())
+        try {
+            write_output_file(output, text);
+        } catch (const std::runtime_error &) {
             throw BadInput{"--output='" + output + "': expected a writable file"};
+        }
     }
     if (as_json) {
         j[key] = text;
@@ -237,10 +239,11 @@ int draw_html_map(const std::string &input, const std::string &map_path,
                   bool as_json) {
     auto g = take(load_cluster(ClusterFiles{input, map_path, nodes}));
     const std::string html = metrics::map_html(metrics::fabric_map(g, input), 0);
-    std::ofstream out(output);
-    out << html;
-    if (!out.flush())
-        throw BadInput{"--output " + output + ": cannot write"};
+    try {
+        write_output_file(output, html);
+    } catch (const std::runtime_error &e) {
+        throw BadInput{"--output " + output + ": cannot write (" + e.what() + ")"};
+    }
     if (as_json)
         std::cout << json{{"input", input}, {"kind", "fabric"}, {"output", output},
                           {"format", "html"}, {"hosts", g.host_count()}}

@@ -23,4 +23,13 @@ Parsed<std::string> read_text_file(const std::string &path, std::size_t limit = 
 void write_text_file_atomically(const std::string &path, std::string_view text,
                                 const std::function<void(const std::string &)> &prepare = {});
 
+// A command's output file (--output, --json, --map): written with
+// write_text_file_atomically, keeping the mode of a file it replaces, where `path` names a
+// regular file or nothing yet. Through a symbolic link, the file the link names is
+// replaced and the link stays. A path that names something else (a terminal, a pipe,
+// /dev/stdout) is written in place: there is no file to replace there, and renaming over
+// it would put a regular file where the device or link was. Throws std::runtime_error
+// naming the file.
+void write_output_file(const std::string &path, std::string_view text);
+
 }  // namespace slurm_ai
