@@ -335,10 +335,10 @@ class Daemon {
     }
 
     // The goodput rule's curve of an elastic job (elastic_plan.hpp's goodput_curve): a
-    // step's computation from its --ai-comm compute=, else from CommShare at the size it
-    // started asking for (the record's elastic_start_max, at most the fabric's hosts, as
-    // the select plugin's ElasticStart=goodput measured it), so that growing or shrinking
-    // leaves the curve as it was; at its present size where the record does not say.
+    // step's computation from its --ai-comm compute=, else from CommShare at the size the
+    // select plugin measured its start at (comm_share_size of the record's
+    // elastic_start_max), so that growing or shrinking leaves the curve as it was; at its
+    // present size where the record does not say.
     // None without the cluster's topology (it then neither grows nor is the first to
     // shrink).
     void goodput_of(const JobInfo &j, ElasticJob &e) {
@@ -346,10 +346,9 @@ class Daemon {
             return;
         const JobStart &start = start_of(j);
         const JobDemand demand = job_demand(j, start.hints);
-        std::uint32_t at = j.num_nodes;
-        if (start.elastic_start_max)
-            at = std::min<std::uint32_t>(start.elastic_start_max,
-                                         static_cast<std::uint32_t>(model_->graph->host_count()));
+        const std::uint32_t at = start.elastic_start_max
+                                     ? comm_share_size(*model_->engine, start.elastic_start_max)
+                                     : j.num_nodes;
         e.goodput = job_goodput(*model_->engine, demand, at, e.spec.max_nodes,
                                 model_->config.comm_share);
         e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);

@@ -85,6 +85,11 @@ std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &
     return goodput_curve(engine, demand, max_nodes, compute);
 }
 
+std::uint32_t comm_share_size(const PlacementEngine &engine, std::uint32_t start_max) {
+    const auto hosts = static_cast<std::uint32_t>(std::max(engine.graph().host_count(), 1));
+    return std::clamp<std::uint32_t>(start_max, 1, hosts);
+}
+
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
                             const ElasticSpec &spec, std::uint32_t upto, double share,
                             double min_gain) {
@@ -93,7 +98,8 @@ std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &dema
     ElasticJob e;
     e.spec = spec;
     e.spec.max_nodes = std::min(spec.max_nodes, upto);
-    e.goodput = job_goodput(engine, demand, e.spec.max_nodes, e.spec.max_nodes, share);
+    e.goodput = job_goodput(engine, demand, comm_share_size(engine, spec.max_nodes),
+                            e.spec.max_nodes, share);
     e.gpus_per_node = std::max<std::uint32_t>(demand.gpus_per_host(), 1);
     return goodput_size(std::move(e), min_gain);
 }

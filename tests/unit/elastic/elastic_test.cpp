@@ -354,6 +354,30 @@ TEST_CASE("a job's goodput curve measured at its start size stays one curve as i
     // (what ai-elasticd did before): the anchor is what keeps it still.
     const auto drifted = job_goodput(engine, demand_at_size(d, 3), 3, 6, 0.5);
     CHECK(std::abs(drifted[2] - at2[2]) > 0.05);
+
+}
+
+TEST_CASE("fewer free hosts cap an elastic job's start size, and its curve stays the same",
+          "[elastic]") {
+    // CommShare is measured at comm_share_size(MAX): at MAX, or at the fabric's hosts when
+    // they are fewer (8 here), whatever is free when the job starts.
+    auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
+    PlacementEngine engine(g);
+    CHECK(comm_share_size(engine, 6) == 6);
+    CHECK(comm_share_size(engine, 100000) == 8);
+    CHECK(comm_share_size(engine, 0) == 1);
+    // A job of --ai-elastic=1:6 that all-reduces without compute=: on its curve measured at
+    // 6 hosts, a second host adds 0.77 of a GPU's work per GPU; measured at 2 (as when only
+    // 2 hosts were free, before 2026-11-29), 0.33, and it would start on 1.
+    const auto d = pattern_demand(CommPattern::kAllReduce, 2, 16);
+    const ElasticSpec spec{1, 6, 0};
+    for (double bar : {0.5, 0.6, 0.7}) {
+        INFO("ElasticMinGain " << bar);
+        const auto all = goodput_start(engine, d, spec, 6, 0.5, bar);
+        CHECK(all >= 2);
+        for (std::uint32_t free : {2u, 3u})
+            CHECK(goodput_start(engine, d, spec, free, 0.5, bar) == std::min(all, free));
+    }
 }
 
 TEST_CASE("ElasticStart=goodput's bar: a whole GPU's worth per GPU while a job waits that "

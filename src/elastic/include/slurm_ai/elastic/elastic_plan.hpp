@@ -49,11 +49,18 @@ double compute_from_share(const PlacementEngine &engine, const JobDemand &demand
 std::vector<double> job_goodput(const PlacementEngine &engine, const JobDemand &demand,
                                 std::uint32_t nodes, std::uint32_t max_nodes, double share);
 
+// The size CommShare measures an elastic job's computation at (job_goodput's `nodes`), the
+// same for the select plugin at the job's start and for ai-elasticd at every look since:
+// its MAX within Slurm's node range at its start (`start_max`, the job record's
+// elastic_start_max), or the fabric's hosts when they are fewer, the largest size with an
+// ideal placement to measure on.
+std::uint32_t comm_share_size(const PlacementEngine &engine, std::uint32_t start_max);
+
 // ElasticStart=goodput: the most nodes an elastic job starts on, the size ai-elasticd's
 // goodput rule would let it grow to from its MIN (goodput_size, elastic_policy.hpp), on
-// the curve job_goodput draws with the job at its MAX, the size it asks for, or at `upto`
-// (what the candidates can hold) when that is less: a size the cluster cannot hold has
-// no ideal placement to measure a share on. At most max(upto, MIN).
+// the curve job_goodput draws with the job at comm_share_size(MAX), no further than `upto`
+// (what the candidates can hold now): fewer free hosts cap the size, they do not change
+// the curve. At most max(upto, MIN).
 std::uint32_t goodput_start(const PlacementEngine &engine, const JobDemand &demand,
                             const ElasticSpec &spec, std::uint32_t upto, double share,
                             double min_gain);
