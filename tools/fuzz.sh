@@ -345,11 +345,16 @@ if [ $explore = 0 ]; then
     fi
 fi
 
+# libFuzzer's -timeout, seconds of wall time per input; an input that takes as long in CPU
+# alone hangs (timed_out_under_load).
+fuzz_timeout_s=10
+
 fuzz_once() {  # fuzz_once TARGET SEEDS CORPUS LOG LIMITS...: one libFuzzer run
     local t=$1 seeds=$2 corpus=$3 log=$4
     shift 4
-    "${fixed[@]}" "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "$@" -timeout=10 "${flags[@]}" \
-        -artifact_prefix="$build/crashes/$t/" -print_final_stats=1 >"$log" 2>&1
+    "${fixed[@]}" "$build/tests/fuzz/fuzz_$t" "$corpus" "$seeds" "$@" \
+        -timeout=$fuzz_timeout_s "${flags[@]}" -artifact_prefix="$build/crashes/$t/" \
+        -print_final_stats=1 >"$log" 2>&1
 }
 
 # fuzz_run TARGET SEEDS CORPUS LOG LIMITS...: a libFuzzer run whose verdict counts. In
@@ -378,7 +383,7 @@ timed_out_under_load() {  # timed_out_under_load TARGET SEEDS LOG
     cpu=$(awk '{ printf "%.1f", $1 + $2 }' <<<"$cpu")
     echo "fuzz: $t: timed out under load; alone its input took ${cpu}s of CPU" \
         "(log $log.alone)" >&2
-    awk -v c="$cpu" 'BEGIN { exit !(c < 10) }'
+    awk -v c="$cpu" -v limit=$fuzz_timeout_s 'BEGIN { exit !(c < limit) }'
 }
 
 final_coverage() {  # final_coverage LOG: "cov: N ft: M" of the run's last stats line

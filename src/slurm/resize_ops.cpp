@@ -72,30 +72,51 @@ std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::
     return m;
 }
 
-JobStart job_start(const ClusterModel &m, const JobInfo &job) {
+namespace {
+
+// The record the select plugin wrote at the job's start (a bad option stays unset); an
+// empty start without one.
+JobStart recorded_start(const ClusterModel &m, const JobInfo &job) {
     JobStart out;
-    // The record the select plugin wrote at the job's start (a bad option stays unset).
-    if (!m.state_dir.empty())
-        if (auto rec = read_job_record(m.state_dir, job.job_id)) {
-            out.hints = std::move(rec->hints);
-            out.elastic_start_max = rec->elastic_start_max;
-        }
-    // Inside the job its options are in the environment (sbatch's copy of the job's SPANK
-    // environment, SpankEnvCopy::kCommand), which decode_job_options reads as it is.
-    const char *self = getenv("SLURM_JOB_ID");
-    if (self && std::to_string(job.job_id) == self) {
-        std::vector<const char *> env;
-        for (char **e = environ; e && *e; ++e)
-            env.push_back(*e);
-        auto read = decode_job_options(env);
-        if (!read.hints.empty())
-            out.hints = std::move(read.hints);
+    if (m.state_dir.empty())
+        return out;
+    if (auto rec = read_job_record(m.state_dir, job.job_id)) {
+        out.hints = std::move(rec->hints);
+        out.elastic_start_max = rec->elastic_start_max;
     }
     return out;
 }
 
+// Inside the job its options are in the environment (sbatch's copy of the job's SPANK
+// environment, SpankEnvCopy::kCommand), which decode_job_options reads as it is; none
+// elsewhere, or when the environment holds none.
+std::optional<JobHints> hints_in_environment(const JobInfo &job) {
+    const char *self = getenv("SLURM_JOB_ID");
+    if (!self || std::to_string(job.job_id) != self)
+        return std::nullopt;
+    std::vector<const char *> env;
+    for (char **e = environ; e && *e; ++e)
+        env.push_back(*e);
+    auto read = decode_job_options(env);
+    if (read.hints.empty())
+        return std::nullopt;
+    return std::move(read.hints);
+}
+
+}  // namespace
+
+JobStart job_start(const ClusterModel &m, const JobInfo &job) {
+    JobStart out = recorded_start(m, job);
+    if (auto env = hints_in_environment(job))
+        out.hints = std::move(*env);
+    return out;
+}
+
 JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
-    return job_start(m, job).hints;
+    // Inside the job the environment is enough: the record is not read.
+    if (auto env = hints_in_environment(job))
+        return std::move(*env);
+    return recorded_start(m, job).hints;
 }
 
 JobDemand job_demand(const JobInfo &job, const JobHints &hints) {

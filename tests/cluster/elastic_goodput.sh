@@ -85,11 +85,14 @@ expect_eq "idle nodes" 2 "$(idle_nodes)"
 grep -c "job $b: grows by 2 " "$log" >/dev/null ||
     fail "no grow of B by 2 in the log: $(grep "grows by" "$log")"
 expect_eq "grows of A" 0 "$(grep -c "job $a: grows by" "$log")"
-# The gains the rule compared (the last look before B's grow: both at 2 nodes).
-gain() {  # gain JOB: the last logged gain per GPU of the job at 2 nodes
-    grep "job $1: 2 node(s), goodput" "$log" | tail -n1 | sed -n 's/.*next node adds \([-0-9.]*\),.*/\1/p'
+# What the daemon logged of a job on its last look at it at a size.
+field() {  # field JOB NODES SED-EXPR: from the last goodput line of JOB at NODES nodes
+    grep "job $1: $2 node(s), goodput" "$log" | tail -n1 | sed -n "$3"
 }
-ga=$(gain "$a") gb=$(gain "$b")
+next_gain='s/.*next node adds \([-0-9.]*\),.*/\1/p'   # per GPU
+goodput='s/.*goodput \([0-9.]*\) GPUs.*/\1/p'           # GPUs' worth
+# The gains the rule compared (the last look before B's grow: both at 2 nodes).
+ga=$(field "$a" 2 "$next_gain") gb=$(field "$b" 2 "$next_gain")
 [ -n "$ga" ] && [ -n "$gb" ] || fail "no goodput lines in the log: $(tail -n 8 "$log")"
 awk -v a="$ga" -v b="$gb" 'BEGIN { exit !(a < 0.5 && b >= 0.5 && b > a) }' ||
     fail "gains per GPU: A $ga (expected < 0.5), B $gb (expected >= 0.5)"
@@ -120,12 +123,7 @@ wait_size "$e" 2 30 "a job of -N2 starts on 2 nodes"
 start_daemon
 wait_size "$e" 3 60 "with ElasticMinGain=0.1 it grows to its MAX"
 sleep 3  # a look at 3 nodes
-field() {  # field JOB NODES SED-EXPR: from the last goodput line of JOB at NODES nodes
-    grep "job $1: $2 node(s), goodput" "$log" | tail -n1 | sed -n "$3"
-}
-g2=$(field "$e" 2 's/.*goodput \([0-9.]*\) GPUs.*/\1/p')
-x2=$(field "$e" 2 's/.*next node adds \([-0-9.]*\),.*/\1/p')
-g3=$(field "$e" 3 's/.*goodput \([0-9.]*\) GPUs.*/\1/p')
+g2=$(field "$e" 2 "$goodput") x2=$(field "$e" 2 "$next_gain") g3=$(field "$e" 3 "$goodput")
 [ -n "$g2" ] && [ -n "$x2" ] && [ -n "$g3" ] ||
     fail "no goodput lines of job $e at 2 and 3 nodes: $(grep "job $e:" "$log" | tail -n 4)"
 awk -v g2="$g2" -v x="$x2" -v g3="$g3" 'BEGIN {
