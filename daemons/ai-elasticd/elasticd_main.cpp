@@ -135,9 +135,15 @@ class Daemon {
         return it->second;
     }
     const JobHints &hints_of(const JobInfo &job) { return start_of(job).hints; }
+    // The options of a job of this pass's list, for the resize operations not to read its
+    // record again; nullptr for one the list does not hold (they read it then).
+    const JobHints *known_hints(std::uint32_t job_id) {
+        auto it = jobs_.find(job_id);
+        return it == jobs_.end() ? nullptr : &hints_of(it->second);
+    }
 
     void notify(std::uint32_t job_id, const std::string &reason, std::int64_t now) {
-        auto n = notify_job(slurm_, *model_, job_id, reason);
+        auto n = notify_job(slurm_, *model_, job_id, reason, 0, known_hints(job_id));
         resized_.insert(job_id);
         state_.last_resize[job_id] = now;
         log(fmt::format(
@@ -317,7 +323,8 @@ class Daemon {
         for (const auto &a : actions) {
             if (a.kind == ElasticAction::Kind::kShrink) {
                 auto r = shrink_job(slurm_, *model_, a.job_id, a.nodes, {}, false,
-                                    "shrunk by ai-elasticd: " + a.reason);
+                                    "shrunk by ai-elasticd: " + a.reason, 0,
+                                    known_hints(a.job_id));
                 state_.last_resize[a.job_id] = now;
                 resized_.insert(a.job_id);
                 log(fmt::format("job {}: released {} for job {} ({}); keeps {}", a.job_id,
@@ -325,7 +332,8 @@ class Daemon {
             } else {
                 auto op = start_grow(slurm_, *model_, a.job_id, a.nodes, now,
                                      model_->config.elastic.grow_timeout_s, false,
-                                     "grown by ai-elasticd: " + a.reason);
+                                     "grown by ai-elasticd: " + a.reason,
+                                     known_hints(a.job_id));
                 state_.grows.push_back(op);
                 save_state();  // at once: a crash before the next save must not lose it
                 log(fmt::format("job {}: grows by {} through expansion job {} ({})", a.job_id,

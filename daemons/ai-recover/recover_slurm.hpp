@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "slurm_ai/checkpoint/checkpoint_recovery.hpp"
-#include "slurm_ai/slurm/command.hpp"
+#include "slurm_ai/common/command.hpp"
 #include "slurm_ai/slurm/slurm_client.hpp"
 
 namespace slurm_ai::recover {

@@ -119,6 +119,18 @@ JobHints job_hints(const ClusterModel &m, const JobInfo &job) {
     return recorded_start(m, job).hints;
 }
 
+namespace {
+
+// The caller's copy of a job's options, else the one read here; `read` keeps what was read.
+const JobHints &hints_for(const ClusterModel &m, const JobInfo &job, const JobHints *known,
+                          std::optional<JobHints> &read) {
+    if (known)
+        return *known;
+    return read.emplace(job_hints(m, job));
+}
+
+}  // namespace
+
 JobDemand job_demand(const JobInfo &job, const JobHints &hints) {
     const std::uint32_t n = std::max<std::uint32_t>(job.num_nodes, 1);
     const std::uint32_t gpus = job.gpus_per_node();
@@ -143,7 +155,7 @@ ResizeView current_view(const ClusterModel &m, const JobInfo &job, const std::st
 }
 
 Notice notify_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
-                  const std::string &reason, int signal) {
+                  const std::string &reason, int signal, const JobHints *known) {
     Notice n;
     JobInfo job = must_find(slurm, job_id);
     try {
@@ -156,7 +168,8 @@ Notice notify_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_i
     if (!job.running())
         return n;
     if (signal == 0) {
-        auto hints = job_hints(m, job);
+        std::optional<JobHints> read;
+        const JobHints &hints = hints_for(m, job, known, read);
         signal = hints.elastic ? hints.elastic->signal : 0;
     }
     n.signal = signal;
@@ -166,13 +179,14 @@ Notice notify_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_i
 
 ShrinkResult shrink_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
                         std::uint32_t count, const std::vector<std::string> &named, bool force,
-                        const std::string &reason, int signal) {
+                        const std::string &reason, int signal, const JobHints *known) {
     JobInfo job = must_find(slurm, job_id);
     if (!job.running())
         throw std::runtime_error("job " + std::to_string(job_id) + " is " + job.state +
                                  ", not running: only a running job can shrink");
     const auto nodes = expand(job.nodes);
-    const auto hints = job_hints(m, job);
+    std::optional<JobHints> read;
+    const JobHints &hints = hints_for(m, job, known, read);
     ShrinkResult r;
     if (!named.empty()) {
         for (const auto &n : named) {
@@ -234,7 +248,7 @@ ShrinkResult shrink_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t
             list += (list.empty() ? "" : ",") + n;
     }
     slurm.set_node_list(job_id, list);
-    r.notice = notify_job(slurm, m, job_id, reason, signal);
+    r.notice = notify_job(slurm, m, job_id, reason, signal, &hints);
     return r;
 }
 
@@ -248,7 +262,7 @@ std::vector<JobInfo> expansions_of(const std::vector<JobInfo> &jobs, std::uint32
 
 GrowOp start_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
                   std::uint32_t add, std::int64_t now, std::uint32_t timeout_s, bool force,
-                  const std::string &reason) {
+                  const std::string &reason, const JobHints *known) {
     if (const char *why = SlurmClient::grow_unsupported())
         throw std::runtime_error("job " + std::to_string(job_id) + " cannot grow here: " + why);
     JobInfo job = must_find(slurm, job_id);
@@ -257,7 +271,8 @@ GrowOp start_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_i
                                  ", not running: only a running job can grow");
     if (add == 0)
         throw std::runtime_error("nothing to add: give --by N with N >= 1");
-    auto hints = job_hints(m, job);
+    std::optional<JobHints> read;
+    const JobHints &hints = hints_for(m, job, known, read);
     if (hints.elastic && job.num_nodes + add > hints.elastic->max_nodes && !force)
         throw std::runtime_error("job " + std::to_string(job_id) + " would have " +
                                  std::to_string(job.num_nodes + add) +

@@ -94,6 +94,42 @@ grep -q '12 NVSwitches' "$tmp/dgx2.svg" || { echo "FAIL: no NVSwitch box"; exit 
 "$tool" draw --map "$data/fabric/X5.map" "$data/fabric/X5.topofile" -o "$tmp/x5.png" >/dev/null
 [ "$(head -c 8 "$tmp/x5.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ] ||
     { echo "FAIL: x5.png is not a PNG"; exit 1; }
+# A picture is an output file like any other (file_io.hpp's write_output_file): one that
+# replaces a file keeps its mode, one through a symbolic link replaces the file the link
+# names and the link stays, nothing is left beside it; and without dot on PATH the error
+# names dot and leaves the old picture as it was.
+cp "$tmp/dgx2.svg" "$tmp/old.svg" && chmod 0640 "$tmp/old.svg"
+ln -s old.svg "$tmp/link.svg"
+"$tool" draw "$data/hwloc/nvidiaDGX2.xml" -o "$tmp/link.svg" >/dev/null
+[ -L "$tmp/link.svg" ] && [ "$(stat -c %a "$tmp/old.svg")" = 640 ] &&
+    cmp -s "$tmp/dgx2.svg" "$tmp/old.svg" ||
+    { echo "FAIL: drawing through a link: not the link kept, the mode kept and the picture"; exit 1; }
+left=$(find "$tmp" -mindepth 1 -maxdepth 1 -name '*.tmp*' | wc -l)
+[ "$left" -eq 0 ] || { echo "FAIL: $left temporary file(s) left beside the picture"; exit 1; }
+printf 'keep' >"$tmp/kept.svg"
+if PATH=/nonexistent "$tool" draw "$data/hwloc/nvidiaDGX2.xml" -o "$tmp/kept.svg" \
+    >/dev/null 2>"$tmp/nodot.err"; then
+    echo "FAIL: draw to SVG without dot on PATH succeeded"; exit 1
+fi
+grep -q "dot" "$tmp/nodot.err" && [ "$(cat "$tmp/kept.svg")" = keep ] ||
+    { echo "FAIL: without dot: $(cat "$tmp/nodot.err"); kept.svg: $(head -c 20 "$tmp/kept.svg")"; exit 1; }
+# A dot that fails half-way (killed, out of memory: a stand-in that writes part of a
+# picture where it was told to, then exits 1) leaves the old picture whole.
+mkdir -p "$tmp/halfdot"
+cat >"$tmp/halfdot/dot" <<'SH'
+#!/bin/sh
+out=/dev/stdout
+while [ $# -gt 0 ]; do [ "$1" = -o ] && out=$2; shift; done
+printf '<svg half' >"$out"
+exit 1
+SH
+chmod +x "$tmp/halfdot/dot"
+if PATH="$tmp/halfdot:$PATH" "$tool" draw "$data/hwloc/nvidiaDGX2.xml" -o "$tmp/kept.svg" \
+    >/dev/null 2>"$tmp/halfdot.err"; then
+    echo "FAIL: draw succeeded where dot failed"; exit 1
+fi
+grep -q "exit status 1" "$tmp/halfdot.err" && [ "$(cat "$tmp/kept.svg")" = keep ] ||
+    { echo "FAIL: a failed dot: $(cat "$tmp/halfdot.err"); kept.svg: $(head -c 20 "$tmp/kept.svg")"; exit 1; }
 # The HTML map: topograph's NVL72 racks with a DGX-2 node file, every host and GPU drawn,
 # the four NVLink domains listed.
 "$tool" draw "$data/fabric/topograph/nvl72.yaml" --node "$data/hwloc/nvidiaDGX2.xml" \
@@ -103,4 +139,4 @@ gpus=$(grep -o 'class="gpu free"' "$tmp/nvl72.html" | wc -l)
 domains=$(grep -o '<li class="domain"' "$tmp/nvl72.html" | wc -l)
 [ "$hosts $gpus $domains" = "72 1152 4" ] ||
     { echo "FAIL: the NVL72 map has $hosts hosts, $gpus GPUs, $domains domains"; exit 1; }
-echo "PASS: discover describes this host; $fabric_note; draw wrote SVG (16 GPUs), PNG and an HTML map (72 hosts)"
+echo "PASS: discover describes this host; $fabric_note; draw wrote SVG (16 GPUs, through a link, mode kept), PNG and an HTML map (72 hosts); without dot or with a failing one an error and the old picture whole"

@@ -17,6 +17,7 @@
 #include <csignal>
 #include <cstdlib>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include <fmt/format.h>
@@ -66,8 +67,13 @@ int run_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id, st
              std::uint32_t timeout_s, bool force, int sig, bool as_json) {
     const auto now = [] { return static_cast<std::int64_t>(time(nullptr)); };
     auto before = slurm.job(job_id);
+    // Read once for the grow and its notice (start_grow reads them itself without a job).
+    std::optional<JobHints> hints;
+    if (before)
+        hints = job_hints(m, *before);
+    const JobHints *known = hints ? &*hints : nullptr;
     GrowOp op = start_grow(slurm, m, job_id, by, now(), timeout_s, force,
-                           "grow +" + std::to_string(by) + " by ai-resize");
+                           "grow +" + std::to_string(by) + " by ai-resize", known);
     GrowStep step;
     for (;;) {
         step = advance_grow(slurm, op, now());
@@ -77,7 +83,7 @@ int run_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id, st
     }
     if (step.status == GrowStep::Status::kFailed)
         throw std::runtime_error("job " + std::to_string(job_id) + " did not grow: " + step.reason);
-    Notice n = notify_job(slurm, m, job_id, op.reason, sig);
+    Notice n = notify_job(slurm, m, job_id, op.reason, sig, known);
     std::vector<std::string> added;
     auto old_nodes = expand_hostlist(before ? before->nodes : "", "nodes");
     for (const auto &node : n.view.nodes)

@@ -1,25 +1,21 @@
 #include "graphviz.hpp"
 
-#include <spawn.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <map>
 #include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
 
+#include "slurm_ai/common/command.hpp"
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/text_scan.hpp"
 #include "summary.hpp"
-
-extern char **environ;
 
 namespace slurm_ai::cli {
 
@@ -190,49 +186,80 @@ std::string fabric_to_dot(const Fabric &f) {
     return out + "}\n";
 }
 
+namespace {
+
+// dot's input, in a file of its own under the temporary directory, removed with this.
+class DotSource {
+  public:
+    explicit DotSource(const std::string &dot) {
+        std::string name = (std::filesystem::temp_directory_path() / "ai-topo-XXXXXX.dot").string();
+        const int fd = mkstemps(name.data(), 4);
+        if (fd < 0)
+            return;
+        path_ = name;
+        const bool whole = write(fd, dot.data(), dot.size()) == static_cast<ssize_t>(dot.size());
+        if (close(fd) != 0 || !whole) {
+            std::filesystem::remove(path_);
+            path_.clear();
+        }
+    }
+    ~DotSource() {
+        if (!path_.empty()) {
+            std::error_code ec;
+            std::filesystem::remove(path_, ec);
+        }
+    }
+    DotSource(const DotSource &) = delete;
+    DotSource &operator=(const DotSource &) = delete;
+    const std::string &path() const { return path_; }  // empty: it could not be written
+
+  private:
+    std::string path_;
+};
+
+// Graphviz may take minutes on a large fabric; past this it is given up.
+constexpr double kDotTimeoutS = 600;
+
+}  // namespace
+
 Parsed<std::string> render_dot(const std::string &dot, const std::string &output) {
     std::string ext = std::filesystem::path(output).extension().string();
     std::string format = ext.empty() ? "" : ext.substr(1);
     if (format != "svg" && format != "png" && format != "pdf" && format != "dot")
         return InputError{
             "--output", output, "a file name ending in .svg, .png, .pdf or .dot", {}, 0};
-    auto write = [&](const std::string &path) {
-        std::ofstream out(path);
-        out << dot;
-        return static_cast<bool>(out.flush());
-    };
-    if (format == "dot") {
-        try {
-            write_output_file(output, dot);
-        } catch (const std::runtime_error &) {
-            return InputError{"--output", output, "a writable file", {}, 0};
-        }
-        return format;
+    std::string picture = dot;
+    if (format != "dot") {
+        // dot writes to its standard output, and the picture then goes where every output
+        // file goes: replaced whole (file_io.hpp), so a reader never sees half of one.
+        DotSource source(dot);
+        if (source.path().empty())
+            return InputError{"dot",
+                              "its input",
+                              "a writable temporary directory (TMPDIR) for dot's input",
+                              {},
+                              0};
+        auto r = run_command({"dot", "-T" + format, source.path()}, kDotTimeoutS);
+        if (r.status == -1 && r.out.empty() && r.err.rfind("dot: ", 0) == 0)
+            return InputError{"dot",
+                              "not found",
+                              "Graphviz's dot program on PATH (apt-get install "
+                              "graphviz), or an output ending in .dot",
+                              {},
+                              0};
+        if (r.status != 0)
+            return InputError{"dot",
+                              r.status == -1 ? r.err : "exit status " + std::to_string(r.status),
+                              "dot to render the picture",
+                              {},
+                              0};
+        picture = std::move(r.out);
     }
-    std::string tmp = output + ".dot.tmp";
-    if (!write(tmp))
-        return InputError{"--output", output, "a writable location", {}, 0};
-    std::string flag = "-T" + format;
-    const char *argv[] = {"dot", flag.c_str(), "-o", output.c_str(), tmp.c_str(), nullptr};
-    pid_t pid;
-    int rc = posix_spawnp(&pid, "dot", nullptr, nullptr, const_cast<char *const *>(argv), environ);
-    int status = 0;
-    if (rc == 0)
-        waitpid(pid, &status, 0);
-    std::filesystem::remove(tmp);
-    if (rc != 0)
-        return InputError{"dot",
-                          "not found",
-                          "Graphviz's dot program on PATH (apt-get install "
-                          "graphviz), or an output ending in .dot",
-                          {},
-                          0};
-    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
-        return InputError{"dot",
-                          "exit status " + std::to_string(WEXITSTATUS(status)),
-                          "dot to render the picture",
-                          {},
-                          0};
+    try {
+        write_output_file(output, picture);
+    } catch (const std::runtime_error &) {
+        return InputError{"--output", output, "a writable file", {}, 0};
+    }
     return format;
 }
 

@@ -49,6 +49,9 @@ struct JobStart {
 };
 JobStart job_start(const ClusterModel &m, const JobInfo &job);
 JobHints job_hints(const ClusterModel &m, const JobInfo &job);
+// The operations below read a job's options once each (job_hints), or take them from
+// `known` where the caller already holds them: ai-elasticd keeps every job's JobStart,
+// so it reads no record again at a resize.
 JobDemand job_demand(const JobInfo &job, const JobHints &hints);
 // The job's view as slurmctld has it now: nodes in rank order (the fabric's ring order,
 // as the SPANK plugin numbers ranks), one process per GPU (else per task) on each.
@@ -64,7 +67,7 @@ struct Notice {
 // process, and slurmctld lets the select plugin clear the accounting index that would
 // otherwise refuse the job's next resize (see docs/elastic.md).
 Notice notify_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
-                  const std::string &reason, int signal = 0);
+                  const std::string &reason, int signal = 0, const JobHints *known = nullptr);
 
 struct ShrinkResult {
     std::vector<std::string> released;
@@ -76,7 +79,8 @@ struct ShrinkResult {
 // `named` ones. Never the batch host; never below the job's --ai-elastic MIN unless force.
 ShrinkResult shrink_job(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
                         std::uint32_t count, const std::vector<std::string> &named, bool force,
-                        const std::string &reason, int signal = 0);
+                        const std::string &reason, int signal = 0,
+                        const JobHints *known = nullptr);
 
 // Expansion jobs (ours, by name) of a job that are still pending or running.
 std::vector<JobInfo> expansions_of(const std::vector<JobInfo> &jobs, std::uint32_t job_id);
@@ -85,7 +89,7 @@ std::vector<JobInfo> expansions_of(const std::vector<JobInfo> &jobs, std::uint32
 // MAX (unless force) or already has a grow under way.
 GrowOp start_grow(SlurmClient &slurm, const ClusterModel &m, std::uint32_t job_id,
                   std::uint32_t add, std::int64_t now, std::uint32_t timeout_s, bool force,
-                  const std::string &reason);
+                  const std::string &reason, const JobHints *known = nullptr);
 
 struct GrowStep {
     enum class Status { kWaiting, kMerged, kFailed } status = Status::kWaiting;

@@ -4,7 +4,7 @@
 // own message; calls that fail because the controller is away (a restart) or busy for a
 // moment are retried until `retry_s` has passed. Nothing here parses a command's text.
 //
-// run_command (command.hpp) is for the few actions that must appear in slurmctld's log as
+// run_command (slurm_ai/common/command.hpp) is for the few actions that must appear in slurmctld's log as
 // an admin's command would (ai-recover's requeue and updates).
 #pragma once
 

@@ -1,7 +1,8 @@
-// Runs one of Slurm's own commands (scontrol, scancel) without a shell and with a time
-// limit. Only for the actions that must reach slurmctld's log as an admin's command would
-// (ai-recover's requeue and updates); every question to slurmctld goes through
-// SlurmClient, and no command's output is parsed.
+// Runs a program without a shell and with a time limit, its output captured. Two uses:
+// the Slurm commands whose actions must reach slurmctld's log as an admin's command would
+// (ai-recover's requeue and updates; every question to slurmctld goes through SlurmClient,
+// and no Slurm command's output is parsed), and Graphviz's dot, whose picture ai-topo draw
+// writes as it writes every output file (file_io.hpp).
 #pragma once
 
 #include <string>

@@ -1,4 +1,4 @@
-#include "slurm_ai/slurm/command.hpp"
+#include "slurm_ai/common/command.hpp"
 
 #include <fcntl.h>
 #include <poll.h>
