@@ -18,6 +18,7 @@
 #include "slurm_ai/elastic/elastic_view.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "scratch_dir.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -556,7 +557,7 @@ TEST_CASE(
     std::ofstream(dir + "/ai_select.conf")
         << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n"
         << "ElasticStart=max\n";
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf",
                          std::string(SLURM_AI_TEST_INPUTS) + "/two-leaves.topology.conf",
                          {"g1", "g2", "g3", "g4"}));
@@ -590,7 +591,7 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
     const std::vector<std::string> nodes{"g1", "g2", "g3", "g4"};
     std::ofstream(dir + "/ai_select.conf")
         << "NodeTopology=" << SLURM_AI_TEST_INPUTS << "/minicluster-node.xml\n";
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", topo, nodes));
     const std::vector<SelectNode> idle(4, SelectNode{true, 0xf, 1, 0});
     // The nodes job `id` (--ai-elastic=1:MAX, 4 GPUs a node) starts on, all 4 idle.
@@ -630,7 +631,7 @@ TEST_CASE("ElasticStart=goodput: an elastic job starts on no node the goodput ru
 
     // ElasticStart=max: as many as fit, as Slurm's node range.
     std::ofstream(dir + "/ai_select.conf", std::ios::app) << "ElasticStart=max\n";
-    SelectService m;
+    SelectService m({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(m.load(dir + "/ai_select.conf", topo, nodes));
     CHECK(start(m, 7, 4, poorly) == 4);
 }

@@ -16,6 +16,7 @@
 #include "slurm_ai/gang/gang_placement.hpp"
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "scratch_dir.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -225,7 +226,7 @@ TEST_CASE("the select service plans a gang once and holds the nodes of its membe
           "[gang][select]") {
     const test::ScratchDir scratch("gang-plan");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3:5m"};
     std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
@@ -272,7 +273,7 @@ TEST_CASE("a gang that does not fit together waits whole, and a stale plan is dr
           "[gang][select]") {
     const test::ScratchDir scratch("gang-nofit");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=trio:3"};
     std::vector<SelectGangMember> members{pending_member(21, env), pending_member(22, env),
@@ -317,7 +318,7 @@ TEST_CASE("the gang file reads back as the plugin wrote it, its state an enum", 
     REQUIRE(none);
     CHECK(none.value().empty());
 
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     load_service(s, dir);
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_gang=pair:2:1m:onfail=keep"};
     std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});

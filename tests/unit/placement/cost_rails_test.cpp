@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "placement/placement_fixtures.hpp"
+#include "search_budget.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
@@ -218,7 +219,7 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
     // A search bounded by work, not time: under ASan on a loaded machine 5 ms cut it short
     // before it reached the second domain (CI's sanitize run, once).
     EngineOptions unhurried;
-    unhurried.work_budget = 1000000;
+    unhurried.work_budget = test::kUnhurriedSearch;
     PlacementEngine engine(g, {}, {}, unhurried);
     ClusterState s(g);
     occupy(s, g, {"n1", "n2", "n3", "n4", "n5"});  // n6-n8 free in the first domain

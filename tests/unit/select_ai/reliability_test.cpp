@@ -16,6 +16,7 @@
 #include "slurm_ai/select_ai/select_service.hpp"
 #include "slurm_ai/topology/fabric.hpp"
 #include "scratch_dir.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 namespace fs = std::filesystem;
@@ -65,7 +66,7 @@ TEST_CASE("a state file with unusable failure counts is rejected, naming the nod
         INFO(b.entry);
         write(dir.path / "ai_select_state.json",
               std::string(R"({"version": 1, "failures": {"r422node7": )") + b.entry + "}}");
-        SelectService s;
+        SelectService s({}, test::kUnhurriedSearch);
         s.note_failure("sentinel", 1.7e9);
         auto err = s.restore_state(dir.path.string());
         REQUIRE(err);
@@ -111,7 +112,7 @@ TEST_CASE("a failure dated in the future counts as a failure now", "[service]") 
     test::ScratchDir dir("reliability-future");
     write(dir.path / "ai_select_state.json",
           R"({"version": 1, "failures": {"n1": {"count": 2, "at": 1.3e24}}})");
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.restore_state(dir.path.string()));
     CHECK(s.failures("n1", 1.7e9) == Approx(2.0));
 }
@@ -128,7 +129,7 @@ TEST_CASE("a state file missing beside slurmctld's own state is reported", "[ser
 TEST_CASE("a job with fewer GPUs than nodes is placed on all of its nodes", "[service]") {
     test::ScratchDir dir("reliability-fewer-gpus");
     auto names = x5_hosts();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     load_x5(s, dir.path, names);
     std::vector<SelectNode> view(names.size(), SelectNode{true, 0xf, 1, 0});
     for (std::uint32_t nodes : {2u, 4u, 16u}) {
@@ -168,7 +169,7 @@ TEST_CASE("fuzz regressions of the select plugin's decisions are handled", "[ser
     test::ScratchDir dir("reliability-replay-decide");
     auto names = x5_hosts();
     names.push_back("not-in-the-fabric");
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     load_x5(s, dir.path, names);
     int replayed = 0;
     for (const auto &entry : fs::directory_iterator(kRegressions / "select_decide")) {

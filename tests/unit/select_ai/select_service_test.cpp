@@ -16,6 +16,7 @@
 #include "slurm_ai/placement/learned_risk.hpp"
 #include "slurm_ai/topology/cluster_files.hpp"
 #include "scratch_dir.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 
@@ -89,7 +90,7 @@ TEST_CASE("the service keeps the last good configuration", "[service]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     CHECK_FALSE(s.ready());
     auto err = s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes);
     REQUIRE_FALSE(err);
@@ -110,7 +111,7 @@ TEST_CASE("the service keeps the last good configuration", "[service]") {
 TEST_CASE("decisions: placement, passthrough and the record", "[service]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
@@ -161,7 +162,7 @@ TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[ser
     // the topology holds (g2:7); the uplink estimate takes such a node as one host rank.
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     write(dir + "/ai_select.conf", "NodeTopology=g[1-2]=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     const std::vector<const char *> env{"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"};
@@ -181,7 +182,7 @@ TEST_CASE("GPUs Slurm gave on nodes whose topology is unknown or smaller", "[ser
 TEST_CASE("an elastic job starts within the node range Slurm accepts", "[service][elastic]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     // As large as fits (the goodput rule's size is elastic_test's).
     write(dir + "/ai_select.conf",
           "NodeTopology=" + kInputs + "/minicluster-node.xml\nElasticStart=max\n");
@@ -243,7 +244,7 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
           "[service][dag]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     const std::vector<SelectNode> all(4, SelectNode{true, 0xf, 1, 0});
@@ -265,7 +266,7 @@ TEST_CASE("a task DAG needing more GPUs than the job asks Slurm for is not place
 TEST_CASE("failure history survives a save and restore, a corrupt file does not", "[service]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService a;
+    SelectService a({}, test::kUnhurriedSearch);
     a.note_failure("g2", 1000);
     a.note_failure("g2", 1100);  // the same outage seen twice counts once
     CHECK(a.failures("g2", 1000) == Approx(1.0));
@@ -273,12 +274,12 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
     a.note_failure("g2", 1000 + 7200);
     REQUIRE_FALSE(a.save_state(dir));
 
-    SelectService b;
+    SelectService b({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(b.restore_state(dir));
     CHECK(b.failures("g2", 1000 + 7200) == Approx(a.failures("g2", 1000 + 7200)));
 
     write(dir + "/ai_select_state.json", "{\"version\": 1, \"failures\": {\"g2\": ");
-    SelectService c;
+    SelectService c({}, test::kUnhurriedSearch);
     auto err = c.restore_state(dir);
     REQUIRE(err);
     CHECK_THAT(err->message(),
@@ -291,7 +292,7 @@ TEST_CASE("failure history survives a save and restore, a corrupt file does not"
 TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[service][failures]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService a;
+    SelectService a({}, test::kUnhurriedSearch);
     // DOWN counts, by the class of Slurm's reason; a DRAIN only when its reason names a
     // failing part.
     CHECK(a.note_failure("g1", 1000, "NHC: check_gpu: GPU 2 DBE ECC errors", true));
@@ -311,14 +312,14 @@ TEST_CASE("the failure history tells a flaky NIC from a GPU's ECC storm", "[serv
     CHECK(g3->by_class[static_cast<std::size_t>(FailureClass::kOther)] == Approx(1.0));
     // The classes survive the state file (version 2)...
     REQUIRE_FALSE(a.save_state(dir));
-    SelectService b;
+    SelectService b({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(b.restore_state(dir));
     REQUIRE(b.history("g1"));
     CHECK(*b.history("g1") == *g1);
     // ...and the first version's file still reads, its counts of class "other".
     write(dir + "/ai_select_state.json",
           R"({"version": 1, "failures": {"g2": {"count": 2, "at": 5000}}})");
-    SelectService c;
+    SelectService c({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(c.restore_state(dir));
     CHECK(c.failures("g2", 5000) == Approx(2));
     CHECK(c.history("g2")->by_class[static_cast<std::size_t>(FailureClass::kOther)] == 2);
@@ -338,7 +339,13 @@ TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[servi
     m.info.beats_hand_written = false;
     write(dir + "/model.json", m.to_json());
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\nRiskModel=model.json\n");
-    SelectService s;
+    // A machine so loaded that every read of the monotonic clock finds 10 ms gone (the
+    // time budget spent before the search starts): the search counted in work still
+    // reaches the host the model draws the job to. CI's ASan run once missed it on time.
+    auto racing = std::make_shared<double>(0);
+    Clock loaded;
+    loaded.steady_ms = [racing] { return *racing += 10; };
+    SelectService s(loaded, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     CHECK_THAT(s.load_note(), Catch::Contains("not used") && Catch::Contains("model.json"));
     m.info.beats_hand_written = true;
@@ -351,7 +358,7 @@ TEST_CASE("RiskModel= is used only when it beat the hand-written model", "[servi
     const double now = static_cast<double>(std::time(nullptr));
     SelectJob job{11, 1, 1, 2, 2, 1, 0, {"_SLURM_SPANK_OPTION_ai_ai_comm=allreduce:bytes=1G"}};
     const std::vector<SelectNode> view(4, SelectNode{true, 0xf, 1, 0});
-    SelectService hand;
+    SelectService hand({}, test::kUnhurriedSearch);
     write(dir + "/hand.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(hand.load(dir + "/hand.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     for (auto *svc : {&s, &hand})
@@ -488,7 +495,7 @@ TEST_CASE("the example configuration in contrib is valid and holds the defaults"
 TEST_CASE("a job's options are decoded once while its environment stays", "[service][cache]") {
     const test::ScratchDir scratch("service");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     std::vector<SelectNode> busy(4, SelectNode{true, 0x1, 1, 0});  // one free GPU per node
@@ -653,7 +660,7 @@ TEST_CASE("running jobs' uplink load steers the next placement off their leaves"
     write(dir + "/four-leaves.conf", conf + "SwitchName=spine Switches=leaf[1-4] LinkSpeed=100\n");
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     const std::vector<std::string> eight{"g1", "g2", "g3", "g4", "g5", "g6", "g7", "g8"};
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", dir + "/four-leaves.conf", eight));
     std::vector<SelectNode> view(8, SelectNode{true, 0xf, 1, 0});
     for (int busy : {0, 2, 4, 6})  // g1, g3 (the running job), g5, g7 (others)
@@ -690,13 +697,13 @@ TEST_CASE("the select service keeps room for the multi-GPU jobs it has seen wait
     for_w[2].usable = for_w[3].usable = false;
     const SelectJob w{20, 1, 1, 4, 4, 1, 0, {}}, x{21, 1, 2, 0, 2, 1, 0, {}};
 
-    SelectService alone;
+    SelectService alone({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(alone.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     auto first = alone.decide(x, for_x);
     REQUIRE(first.kind == SelectOutcome::Kind::kPlaced);
     CHECK(first.nodes == std::vector<int>{2});  // g3: best fit, nothing waits
 
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     CHECK(s.decide(w, for_w).kind == SelectOutcome::Kind::kPassthrough);  // no node with 4 free
     auto kept = s.decide(x, for_x);
@@ -714,7 +721,7 @@ TEST_CASE("a job the engine holds leaves a note with its hints until it starts o
           "[service][pending]") {
     const test::ScratchDir scratch("pending");
     const std::string dir = scratch.str();
-    SelectService s;
+    SelectService s({}, test::kUnhurriedSearch);
     write(dir + "/ai_select.conf", "NodeTopology=" + kInputs + "/minicluster-node.xml\n");
     REQUIRE_FALSE(s.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf", kNodes));
     // One free node under each leaf: a 2-node job that must stay under one leaf waits.
