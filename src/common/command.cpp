@@ -47,6 +47,7 @@ CommandResult run_command(const std::vector<std::string> &argv, double timeout_s
     close(out_pipe[1]);
     close(err_pipe[1]);
     if (rc != 0) {
+        r.spawn_error = rc;
         r.err = argv[0] + ": " + std::strerror(rc);
         close(out_pipe[0]);
         close(err_pipe[0]);

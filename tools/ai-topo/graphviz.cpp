@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <map>
 #include <set>
@@ -240,9 +241,9 @@ Parsed<std::string> render_dot(const std::string &dot, const std::string &output
                               {},
                               0};
         auto r = run_command({"dot", "-T" + format, source.path()}, kDotTimeoutS);
-        if (r.status == -1 && r.out.empty() && r.err.rfind("dot: ", 0) == 0)
+        if (r.spawn_error)
             return InputError{"dot",
-                              "not found",
+                              std::strerror(r.spawn_error),
                               "Graphviz's dot program on PATH (apt-get install "
                               "graphviz), or an output ending in .dot",
                               {},

@@ -11,8 +11,9 @@
 namespace slurm_ai {
 
 struct CommandResult {
-    int status = -1;  // exit status; -1 when it could not run or ran out of time
-    std::string out, err;
+    int status = -1;       // exit status; -1 when it could not run or ran out of time
+    int spawn_error = 0;   // posix_spawnp's error when the program could not be started
+    std::string out, err;  // err then says why, with argv[0]
 };
 
 // Runs argv[0] (looked up in PATH) with the rest as arguments; kills it after timeout_s.
