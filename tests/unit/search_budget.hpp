@@ -7,8 +7,17 @@
 
 #include <cstdint>
 
+#include "slurm_ai/placement/placement_engine.hpp"
+
 namespace slurm_ai::test {
 
 inline constexpr std::uint32_t kUnhurriedSearch = 1000000;
+
+// `o` with the search counted in work (kUnhurriedSearch): for a PlacementEngine a test
+// asserts the choice of.
+inline EngineOptions unhurried(EngineOptions o = {}) {
+    o.work_budget = kUnhurriedSearch;
+    return o;
+}
 
 }  // namespace slurm_ai::test

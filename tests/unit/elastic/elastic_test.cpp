@@ -44,7 +44,7 @@ std::set<std::string> names(const ClusterGraph &g, const std::vector<int> &hs) {
 TEST_CASE("a grow takes the free hosts next to the job's own", "[elastic]") {
     // Two leaves of four 8-GPU hosts with thin uplinks: crossing leaves is costly.
     auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     auto job = hosts(g, {"h1", "h2"});
     occupy(s, g, {"h1", "h2", "h3"});  // the job itself and another job on h3
@@ -74,7 +74,7 @@ TEST_CASE("a grow takes the free hosts next to the job's own", "[elastic]") {
 
 TEST_CASE("a shrink releases the hosts whose loss costs the job least", "[elastic]") {
     auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     // Three hosts on leaf 1 and one stray on leaf 2: the stray is the one to give back.
     auto job = hosts(g, {"h1", "h2", "h3", "h5"});
     auto d = pattern_demand(CommPattern::kAllReduce, 4, 32);
@@ -341,7 +341,7 @@ TEST_CASE("a job's goodput curve measured at its start size stays one curve as i
     // elastic_start_max), where the select plugin measured it: the curve of a job started
     // on 2 hosts is the same once it runs on 3, and the same as the plugin's at its start.
     auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     const auto d = pattern_demand(CommPattern::kAllReduce, 2, 16);
     const auto at2 = job_goodput(engine, demand_at_size(d, 2), 2, 6, 0.5);
     const auto grown = job_goodput(engine, demand_at_size(d, 3), 2, 6, 0.5);
@@ -363,7 +363,7 @@ TEST_CASE("fewer free hosts cap an elastic job's start size, and its curve stays
     // CommShare is measured at comm_share_size(MAX): at MAX, or at the fabric's hosts when
     // they are fewer (8 here), whatever is free when the job starts.
     auto g = fat_tree(2, 4, 200, 50, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     CHECK(comm_share_size(engine, 6) == 6);
     CHECK(comm_share_size(engine, 100000) == 8);
     CHECK(comm_share_size(engine, 0) == 1);

@@ -144,7 +144,7 @@ TEST_CASE("a gang is placed jointly: all members or none", "[gang]") {
     // Three leaves of four 8-GPU hosts (real NDv4 node file); two hosts free on leaf 1,
     // three on leaf 2, four on leaf 3.
     auto g = fat_tree(3, 4, 200, 100, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h5"});
     auto part = [&](std::uint32_t id, std::uint32_t nodes) {
@@ -178,7 +178,7 @@ TEST_CASE("a gang is placed jointly: all members or none", "[gang]") {
 
 TEST_CASE("members with other shapes are placed one after another, largest first", "[gang]") {
     auto g = fat_tree(2, 4, 200, 100, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h3", "h5", "h6"});  // h4, h7, h8 free
     std::vector<GangPart> parts{

@@ -121,7 +121,7 @@ TEST_CASE("two hosts on two rails: rings on their own rail beat rings across rai
 
 TEST_CASE("the engine gives a job the same rails on every host", "[placement][rails]") {
     auto g = graph_of(kTwoRails, input_node("minicluster-node-2nic.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     // h2 has only GPUs 2 and 3 (rail 1) free; h1 has all four, and its best-linked pair
     // alone would be 0,1 (rail 0).
@@ -218,9 +218,7 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
     const ClusterGraph &g = gr.value();
     // A search bounded by work, not time: under ASan on a loaded machine 5 ms cut it short
     // before it reached the second domain (CI's sanitize run, once).
-    EngineOptions unhurried;
-    unhurried.work_budget = test::kUnhurriedSearch;
-    PlacementEngine engine(g, {}, {}, unhurried);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"n1", "n2", "n3", "n4", "n5"});  // n6-n8 free in the first domain
     CommSpec tp;
@@ -259,7 +257,7 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
 TEST_CASE("NVL72: a degraded NVLink domain is avoided when a healthy one fits as well",
           "[placement][nvlink]") {
     const ClusterGraph g = nvl72();
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     // Rack nvl-1-2 (1201-1218, under spine-1) and rack nvl-2-1 (2101-2118, under spine-2) have 6
     // hosts free each, the others none.

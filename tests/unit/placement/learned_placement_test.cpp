@@ -10,6 +10,7 @@
 #include "slurm_ai/placement/learned_placement.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -137,7 +138,7 @@ TEST_CASE("learned placement: the backward pass matches finite differences",
 TEST_CASE("learned placement: a decision's inputs, by hand on NVL72 racks",
           "[placement][learned]") {
     const ClusterGraph g = nvl72_racks();
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     // Rack 11xx: two whole trays free; rack 12xx: three. An 8-GPU job waits.
     ClusterState s = only(g, {"node1101", "node1102", "node1201", "node1202", "node1203"});
     s.wanted = {{8, 1}};
@@ -188,7 +189,7 @@ TEST_CASE("learned placement: the engine lets a model choose among its candidate
     s.wanted = {{8, 1}};
     const JobDemand four = make_demand(JobRequest{1, 1, 4, 4, 1}, JobHints{});
     // Without a model the engine keeps rack 12 whole enough for the 8-GPU job.
-    auto plain = PlacementEngine(g).place(four, s);
+    auto plain = PlacementEngine(g, {}, {}, test::unhurried()).place(four, s);
     REQUIRE(plain.placement);
     CHECK(g.host_name(plain.placement->hosts[0]).starts_with("node12"));
     // A model that likes taking room from the sizes waiting (beta on input 2) takes rack 11;
@@ -198,7 +199,7 @@ TEST_CASE("learned placement: the engine lets a model choose among its candidate
         model->w[At(2).beta + 2] = weight;
         EngineOptions o;
         o.placement_model = model;
-        auto learned = PlacementEngine(g, {}, {}, o).place(four, s);
+        auto learned = PlacementEngine(g, {}, {}, test::unhurried(o)).place(four, s);
         REQUIRE(learned.placement);
         CHECK(g.host_name(learned.placement->hosts[0]).starts_with(weight > 0 ? "node11"
                                                                                : "node12"));

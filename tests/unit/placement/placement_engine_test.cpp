@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include "placement/placement_fixtures.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -21,7 +22,7 @@ JobDemand gpu_job(std::uint32_t nodes, std::uint32_t per_node, std::optional<Com
 
 TEST_CASE("every policy places a job and the engine is never less efficient", "[engine]") {
     auto g = fat_tree(3, 4, 200, 200, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h5"});  // leaf1: 2 free, leaf2: 3 free, leaf3: 4 free
     auto d = gpu_job(3, 8);
@@ -79,7 +80,7 @@ TEST_CASE("GPUs inside a host follow the NVLink pairs", "[engine]") {
     auto p8 = node_file("hwloc/power8gpudistances.xml");
     REQUIRE(p8.gpus.size() == 4);
     auto g = fat_tree(1, 2, 100, 100, p8);
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     int h1 = host(g, "h1");
     occupy(s, g, {"h2"});
@@ -99,7 +100,7 @@ TEST_CASE("GPUs inside a host follow the NVLink pairs", "[engine]") {
 
 TEST_CASE("ranks of a host are contiguous and hosts are grouped by leaf", "[engine]") {
     auto g = fat_tree(2, 4, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h5"});  // two free on leaf1, three on leaf2
     auto dec = engine.place(gpu_job(4, 8), s);
@@ -120,7 +121,7 @@ TEST_CASE("ranks of a host are contiguous and hosts are grouped by leaf", "[engi
 
 TEST_CASE("locality: hard waits for a compact placement, soft waits a while", "[engine]") {
     auto g = fat_tree(2, 4, 100, 25);
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h5", "h6"});  // two free hosts per leaf
     JobHints hints;
@@ -151,7 +152,7 @@ TEST_CASE("locality: hard waits for a compact placement, soft waits a while", "[
 
 TEST_CASE("job shapes: hosts only, a GPU count, and what does not fit", "[engine]") {
     auto g = fat_tree(2, 4, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     auto cpu = engine.place(make_demand(JobRequest{2, 2, 0, 0, 2}, JobHints{}), s);
     REQUIRE(cpu.placement);
@@ -179,7 +180,7 @@ TEST_CASE("job shapes: hosts only, a GPU count, and what does not fit", "[engine
 
 TEST_CASE("allocating and releasing a placement round-trips the free view", "[engine]") {
     auto g = fat_tree(1, 2, 100, 100, node_file("nccl-topo/ndv4-topo.xml"));
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     auto before = s.free_gpus;
     auto dec = engine.place(make_demand(JobRequest{1, 1, 4, 4, 1}, JobHints{}), s);

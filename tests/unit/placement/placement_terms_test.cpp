@@ -9,6 +9,7 @@
 #include "slurm_ai/config/plugin_config.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
 #include "slurm_ai/placement/placement_terms.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -71,7 +72,7 @@ TEST_CASE("destroyed capacity: splitting a rack the queue wants whole costs its 
 TEST_CASE("the engine keeps a rack whole for the size that waits, best fit otherwise",
           "[placement][terms][engine]") {
     const ClusterGraph g = nvl72_racks();
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s = only(g, {{"node1101", 0xf}, {"node1102", 0xf}, {"node1201", 0xf},
                               {"node1202", 0xf}, {"node1203", 0xf}});
     const JobDemand four = make_demand(JobRequest{1, 1, 4, 4, 1}, JobHints{});
@@ -110,7 +111,7 @@ TEST_CASE("the engine keeps a rack whole for the size that waits, best fit other
 TEST_CASE("GPUs by count: the engine takes the tray that fits tightest, keeping whole ones whole",
           "[placement][terms][engine]") {
     const ClusterGraph g = nvl72_racks();
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     // One rack: a whole tray, and a tray with one GPU free.
     ClusterState s = only(g, {{"node1101", 0xf}, {"node1102", 0x8}});
     const JobDemand one = make_demand(JobRequest{1, 2, 0, 1, 1}, JobHints{});  // --gpus=1
@@ -150,7 +151,7 @@ TEST_CASE("failure evidence: the risk term's weight follows what has failed",
 TEST_CASE("the engine holds a job while waiting costs less than its placement now",
           "[placement][terms][engine]") {
     auto g = fat_tree(2, 4, 100, 25);  // 4:1 oversubscribed leaves
-    PlacementEngine engine(g);
+    PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"h1", "h2", "h3", "h5", "h6", "h7"});  // one free host per leaf
     JobDemand d = pattern_demand(CommPattern::kAllReduce, 2);
@@ -186,7 +187,7 @@ TEST_CASE("the engine holds a job while waiting costs less than its placement no
     // Nor when the engine is told not to hold.
     EngineOptions never;
     never.hold_comm_share = 0;
-    PlacementEngine patient(g, {}, {}, never);
+    PlacementEngine patient(g, {}, {}, test::unhurried(never));
     CHECK(patient.place(d, s).placement);
 }
 

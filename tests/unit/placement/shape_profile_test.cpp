@@ -6,6 +6,7 @@
 
 #include "placement/placement_fixtures.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
+#include "search_budget.hpp"
 
 using namespace slurm_ai;
 using namespace slurm_ai::test;
@@ -112,7 +113,7 @@ TEST_CASE("with a profile the engine spreads a job in the shape measured fastest
     const auto g = g4dn_hosts(1, 4);
     ClusterState s(g);
     const auto job = split_gpus(8);
-    const PlacementEngine plain(g);
+    const PlacementEngine plain(g, {}, {}, test::unhurried());
     auto by_model = plain.place(job, s);
     REQUIRE(by_model.placement);
     CHECK(shape_of(*by_model.placement) == std::vector<int>{4, 4});  // the fewest hosts
@@ -121,7 +122,7 @@ TEST_CASE("with a profile the engine spreads a job in the shape measured fastest
     EngineOptions o;
     o.shape_profile = std::make_shared<ShapeProfile>(
         parsed("gpus_per_host,shape,step\n4,44,1.5\n4,2222,1.0\n4,431,1.3\n"));
-    const PlacementEngine measured(g, {}, {}, o);
+    const PlacementEngine measured(g, {}, {}, test::unhurried(o));
     auto d = measured.place(job, s);
     REQUIRE(d.placement);
     CHECK(shape_of(*d.placement) == std::vector<int>{2, 2, 2, 2});
@@ -145,7 +146,7 @@ TEST_CASE("with a profile the engine spreads a job in the shape measured fastest
     // Where the profile measures 44 fastest, the engine keeps it.
     o.shape_profile = std::make_shared<ShapeProfile>(
         parsed("gpus_per_host,shape,step\n4,44,1.0\n4,2222,1.2\n"));
-    const PlacementEngine packed(g, {}, {}, o);
+    const PlacementEngine packed(g, {}, {}, test::unhurried(o));
     auto p = packed.place(job, empty);
     REQUIRE(p.placement);
     CHECK(shape_of(*p.placement) == std::vector<int>{4, 4});
@@ -160,7 +161,7 @@ TEST_CASE("a measured shape is kept under one leaf switch where one holds it", "
     EngineOptions o;
     o.shape_profile = std::make_shared<ShapeProfile>(
         parsed("gpus_per_host,shape,step\n4,44,1.5\n4,2222,1.0\n"));
-    const PlacementEngine measured(g, {}, {}, o);
+    const PlacementEngine measured(g, {}, {}, test::unhurried(o));
     auto d = measured.place(split_gpus(8), s);
     REQUIRE(d.placement);
     CHECK(shape_of(*d.placement) == std::vector<int>{2, 2, 2, 2});

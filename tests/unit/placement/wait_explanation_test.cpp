@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "placement/placement_fixtures.hpp"
+#include "search_budget.hpp"
 #include "slurm_ai/elastic/elastic_plan.hpp"
 #include "slurm_ai/placement/wait_explanation.hpp"
 
@@ -15,7 +16,7 @@ namespace {
 
 struct Racks {
     ClusterGraph g = test::nvl72_racks();
-    PlacementEngine engine{g};
+    PlacementEngine engine{g, {}, {}, test::unhurried()};
     ClusterState state{g};
     std::vector<std::string> domain;  // per domain index: its name
     std::vector<std::vector<int>> hosts;  // per domain: its hosts
