@@ -13,7 +13,8 @@ src=$1 build=$2 data=$3 c_launcher=${4:-} cxx_launcher=${5:-}
 mkdir -p "$build"
 
 # -O1 and line tables only (-g1) keep the reports' stacks readable and compile much faster
-# than the release flags with full debug info; the check is of behaviour, not of speed. Warnings are not errors here: under -fsanitize GCC's flow
+# than the release flags with full debug info; the check is of behaviour, not of speed.
+# The unit tests' own files build at -O0 (tests/CMakeLists.txt), half the time again. Warnings are not errors here: under -fsanitize GCC's flow
 # analysis reports false "used uninitialized" in Boost.Graph's headers; the normal build
 # keeps -DSLURM_AI_WERROR=ON.
 # A unity build (several sources per compiler run) takes about a third less CPU; the
