@@ -55,8 +55,9 @@ build_packages() {
   # the optimisation of Slurm's own default build (configure without --disable-debug), in
   # less compile time than -O2 -g; a cluster to test the suite against neither debugs
   # Slurm nor times it.
-  (cd "$tree" && CONFIG_SITE="$work/config.site" DEB_CFLAGS_STRIP="-g -O2" \
-     DEB_CFLAGS_APPEND=-O1 DEB_CXXFLAGS_STRIP="-g -O2" DEB_CXXFLAGS_APPEND=-O1 \
+  local strip="-g -O2" add=-O1
+  (cd "$tree" && CONFIG_SITE="$work/config.site" DEB_CFLAGS_STRIP="$strip" \
+     DEB_CFLAGS_APPEND="$add" DEB_CXXFLAGS_STRIP="$strip" DEB_CXXFLAGS_APPEND="$add" \
      DEB_BUILD_OPTIONS="nocheck noddebs parallel=$(nproc)" dpkg-buildpackage -B -uc -us) \
     >"$work/build.log" 2>&1 ||
     { tail -n 30 "$work/build.log" >&2; die "dpkg-buildpackage failed; see $work/build.log"; }

@@ -14,9 +14,9 @@ mkdir -p "$build"
 
 # -O1 and line tables only (-g1) keep the reports' stacks readable and compile much faster
 # than the release flags with full debug info; the check is of behaviour, not of speed.
-# The unit tests' own files build at -O0 (tests/CMakeLists.txt), half the time again. Warnings are not errors here: under -fsanitize GCC's flow
-# analysis reports false "used uninitialized" in Boost.Graph's headers; the normal build
-# keeps -DSLURM_AI_WERROR=ON.
+# The unit tests' own files build at -O0 (tests/CMakeLists.txt says why).
+# Warnings are not errors here: under -fsanitize GCC's flow analysis reports false "used
+# uninitialized" in Boost.Graph's headers; the normal build keeps -DSLURM_AI_WERROR=ON.
 # A unity build (several sources per compiler run) takes about a third less CPU; the
 # normal build keeps one file per run, so a missing include still shows there.
 if ! cmake -S "$src" -B "$build" -DSLURM_AI_SANITIZE=ON -DSLURM_AI_BUILD_PLUGINS=OFF \

@@ -216,8 +216,6 @@ TEST_CASE("a tensor-parallel group of 4 hosts stays inside one NVLink domain",
     auto gr = ClusterGraph::build(std::move(fabric), {}, input_node("gb200-tray-topo.xml"));
     REQUIRE(gr.ok());
     const ClusterGraph &g = gr.value();
-    // A search bounded by work, not time: under ASan on a loaded machine 5 ms cut it short
-    // before it reached the second domain (CI's sanitize run, once).
     PlacementEngine engine(g, {}, {}, test::unhurried());
     ClusterState s(g);
     occupy(s, g, {"n1", "n2", "n3", "n4", "n5"});  // n6-n8 free in the first domain
