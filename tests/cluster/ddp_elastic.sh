@@ -13,7 +13,7 @@ source "$(dirname "$0")/../trainer/ddp_helpers.bash"
 ddp_need_torch
 t_begin=$SECONDS
 resize=$SLURM_AI_BIN_DIR/ai-resize
-trap 'cancel_named ddp-elastic' EXIT
+trap 'show_on_failure $? "$MINICLUSTER_DIR" "$WORK/job.out"; cancel_named ddp-elastic' EXIT
 
 out=$WORK/job.out
 ck=$WORK/ckpt

@@ -11,7 +11,7 @@ source "$(dirname "$0")/lib.sh"
 source "$(dirname "$0")/../trainer/ddp_helpers.bash"
 ddp_need_torch
 t_begin=$SECONDS
-trap 'cancel_named ddp-train' EXIT
+trap 'show_on_failure $? "$MINICLUSTER_DIR" "$WORK/job.out"; cancel_named ddp-train' EXIT
 
 out=$WORK/job.out
 ck=$WORK/ckpt

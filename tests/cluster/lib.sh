@@ -90,6 +90,28 @@ cancel_named() {
     return 0
 }
 
+# show_on_failure RC CLUSTER_DIR FILE...: for EXIT traps; never fails. When RC (the test's
+# exit status) is not 0, the tails of FILE..., of the cluster's slurmctld log (no debug
+# lines) and the queue go to stderr, and SLURM_AI_KEEP_LOGS=DIR keeps the cluster's whole
+# log folder there.
+show_on_failure() {
+    local rc=$1 dir=$2 f keep
+    shift 2
+    [ "$rc" != 0 ] || return 0
+    for f in "$@"; do
+        echo "=== $f" >&2
+        tail -n 40 "$f" >&2 2>/dev/null || true
+    done
+    echo "=== slurmctld.log (no debug lines)" >&2
+    grep -v "debug" "$dir/log/slurmctld.log" 2>/dev/null | tail -n 40 >&2 || true
+    squeue >&2 2>/dev/null || true
+    if [ -n "${SLURM_AI_KEEP_LOGS:-}" ]; then
+        keep=$SLURM_AI_KEEP_LOGS/$(basename "$dir")-$TEST_NAME
+        mkdir -p "$keep" && cp -r "$dir/log" "$keep" && echo "=== logs kept in $keep" >&2
+    fi
+    return 0
+}
+
 # Prints the end state of a finished job from the job completion log.
 job_end_state() {
     sed -n "s/^JobId=$1 .*JobState=\([A-Z_]*\).*/\1/p" "$MINICLUSTER_DIR/log/jobcomp.log" | tail -n1

@@ -1,8 +1,8 @@
-# Sourced by the checkpoint/restart cluster tests (tests/cluster/ckpt_*.sh) after lib.sh, and
-# by bench/ai-bench/recovery.sh: a mini-cluster of their own with ai-recover as its node-down
-# trigger, the toy trainer's jobs, and what they did.
-# Needs: SLURM_AI_PLUGIN_DIR, SLURM_AI_BIN_DIR (set by ctest), fail() and slurm_at_least()
-# (lib.sh).
+# Sourced by the checkpoint/restart cluster tests (tests/cluster/ckpt_*.sh) after lib.sh: a
+# mini-cluster of their own with ai-recover as its node-down trigger, the toy trainer's
+# jobs, and what they did.
+# Needs: SLURM_AI_PLUGIN_DIR, SLURM_AI_BIN_DIR (set by ctest), fail(), slurm_at_least() and
+# show_on_failure() (lib.sh).
 
 CKPT_REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 # shellcheck source=job_helpers.bash
@@ -43,22 +43,10 @@ ckpt_cluster_up() {
 # failure, ai-recover's log and the job output go to stderr first. RC: the test's exit
 # status, where the trap ran a command before this one (default: the last command's).
 ckpt_cluster_down() {
-    local rc=${1:-$?} n f
+    local rc=${1:-$?} n
     [ -n "${CKPT_DIR:-}" ] && [ -d "$CKPT_DIR" ] || return 0
-    if [ "$rc" != 0 ]; then
-        for f in "$CKPT_STATE/ai_recover/ai-recover.log" "${CKPT_SHOW_ON_FAILURE[@]+"${CKPT_SHOW_ON_FAILURE[@]}"}"; do
-            echo "=== $f" >&2
-            tail -n 40 "$f" >&2 2>/dev/null || true
-        done
-        echo "=== slurmctld.log (no debug lines)" >&2
-        grep -v "debug" "$CKPT_DIR/log/slurmctld.log" 2>/dev/null | tail -n 40 >&2 || true
-        squeue >&2 2>/dev/null || true
-        # SLURM_AI_KEEP_LOGS=DIR keeps the failed cluster's whole log folder there.
-        if [ -n "${SLURM_AI_KEEP_LOGS:-}" ]; then
-            mkdir -p "$SLURM_AI_KEEP_LOGS" && cp -r "$CKPT_DIR/log" "$SLURM_AI_KEEP_LOGS/$(basename "$CKPT_DIR")" &&
-                echo "=== logs kept in $SLURM_AI_KEEP_LOGS/$(basename "$CKPT_DIR")" >&2
-        fi
-    fi
+    show_on_failure "$rc" "$CKPT_DIR" "$CKPT_STATE/ai_recover/ai-recover.log" \
+        "${CKPT_SHOW_ON_FAILURE[@]+"${CKPT_SHOW_ON_FAILURE[@]}"}"
     for n in "${CKPT_FROZEN[@]+"${CKPT_FROZEN[@]}"}"; do
         "$CKPT_REPO/tools/minicluster" kill-node "$n" --dir "$CKPT_DIR" >/dev/null 2>&1 || true
     done
