@@ -62,7 +62,15 @@ on_resize() {
     if [ -n "$step" ]; then
         # After a grow (22.05.8) scancel delivers the signal and still says "Kill job
         # error ... Invalid job id specified" (the merged expansion job): not an error.
-        scancel --signal=TERM "$step" 2>/dev/null || true
+        # Any other refusal (slurmctld busy) is tried again: a rank whose peer the shrink
+        # took waits for this signal (ddp_trainer.py, "stalled") for minutes.
+        local try err
+        for try in 1 2 3; do
+            err=$(scancel --signal=TERM "$step" 2>&1) && break
+            case $err in *"Invalid job id"*) break ;; esac
+            say "resized: scancel --signal=TERM $step (try $try): $err"
+            sleep 2
+        done
     else
         kill -TERM "$step_pid"
     fi
