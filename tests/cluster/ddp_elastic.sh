@@ -30,8 +30,9 @@ last_step() { sed -n 's/^[0-9.]* rank=0 node=[^ ]* step=\([0-9]*\) .*/\1/p' "$ou
 steps_past() { local s; s=$(last_step); [ -n "$s" ] && [ "$s" -ge "$1" ]; }
 
 # A new run after a resize spans the old step's stop and checkpoint and the new step's
-# start, torch's import and rendezvous: about 10 s alone, under 25 s beside four CPU hogs
-# here; CI's other lanes load the machine more (a run of stop 57 waited 60 s in vain).
+# start, torch's import and rendezvous: 4-8 s here, alone or beside four CPU hogs. A run
+# of CI (stop 57) waited 60 s in vain, with nothing to show why: the limit is wider now,
+# and a failure shows the job's output.
 restart_limit=120
 wait_until 60 "job $id running on 3 nodes" runs_started 1
 expect_eq "nodes at the start" 3 "$(job_field "$id" NumNodes)"
