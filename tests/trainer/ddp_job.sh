@@ -62,8 +62,8 @@ on_resize() {
     if [ -n "$step" ]; then
         # After a grow (22.05.8) scancel delivers the signal and still says "Kill job
         # error ... Invalid job id specified" (the merged expansion job): not an error.
-        # Any other refusal (slurmctld busy) is tried again: a rank whose peer the shrink
-        # took waits for this signal (ddp_trainer.py, "stalled") for minutes.
+        # Any other refusal is said in the job's output and tried again: a rank whose peer
+        # the shrink took waits for this signal (ddp_trainer.py, "stalled") for minutes.
         local try err
         for try in 1 2 3; do
             err=$(scancel --signal=TERM "$step" 2>&1) && break
