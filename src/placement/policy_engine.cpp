@@ -272,11 +272,13 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         improve_locally(c, best, budget, evaluate, better);
     pooled(best);
     if (pool.size() > 1) {
-        const auto pick = std::find_if(pool.begin(), pool.end(), [&](const Scored &s) {
-            return s.p.hosts == best.p.hosts;
-        });
-        return learned_pick(c, std::move(pool), static_cast<std::size_t>(pick - pool.begin()),
-                            ideal_s, host_rate);
+        // The index before the call: its arguments are evaluated in no set order, and
+        // clang moves the pool into the parameter before reading pool.begin().
+        const auto pick = static_cast<std::size_t>(
+            std::find_if(pool.begin(), pool.end(),
+                         [&](const Scored &s) { return s.p.hosts == best.p.hosts; }) -
+            pool.begin());
+        return learned_pick(c, std::move(pool), pick, ideal_s, host_rate);
     }
     if (!weigh_risk)
         e.score_risk(c.demand, &c.state, best.p);
