@@ -19,7 +19,8 @@
 #       Whatever it finds goes into tests/fuzz/regressions/<target>/ with the fix
 #       (docs/development.md, "Fuzzing").
 #
-# FUZZ_BUILD_DIR (default build-fuzz) is where it builds.
+# FUZZ_BUILD_DIR (default build-fuzz) is where it builds; CI's is the instrumented build
+# directory of tests/build/sanitize_unit.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 explore=0
@@ -44,22 +45,9 @@ if [ ${#targets[@]} -eq 0 ]; then
     done
 fi
 
-# Only the fuzz targets and the libraries they link: the tools are not fuzzed.
-# A unity build (several sources per compiler run): about a third less CPU. Line tables
-# only (-gline-tables-only), enough for the file and line of every frame of a report, and
-# much cheaper to compile than full debug information; the code is the same.
-line_tables="-O2 -gline-tables-only -DNDEBUG"
-if ! cmake -S . -B "$build" -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
-    -DCMAKE_UNITY_BUILD=ON \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="$line_tables" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="$line_tables" \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSLURM_AI_FUZZ=ON -DSLURM_AI_BUILD_PLUGINS=OFF \
-    -DSLURM_AI_BUILD_TESTS=OFF -DSLURM_AI_SHARED_DATA="$data" >"$build.configure.log" 2>&1 ||
-    ! cmake --build "$build" -j"$(nproc)" --target "${targets[@]/#/fuzz_}" \
-        >"$build.build.log" 2>&1; then
-    echo "fuzz: build failed; see $build.configure.log and $build.build.log" >&2
-    tail -n 30 "$build.build.log" >&2 2>/dev/null || tail -n 30 "$build.configure.log" >&2
-    exit 1
-fi
+# Only the fuzz targets and the libraries they link, in the instrumented build that
+# tests/build/sanitize_unit.sh shares (tools/instrumented-build.sh): the tools are not fuzzed.
+tools/instrumented-build.sh "$build" "$data" "${targets[@]/#/fuzz_}" || exit 1
 
 # --- seeds ------------------------------------------------------------------------------
 seed() {  # seed DIR < content: one seed file (also from a pipeline's subshell)

@@ -257,7 +257,9 @@ LearnedRisk train_risk(const RiskSamples &s, const TrainOptions &o) {
     // Epochs and weight decay chosen on the last quarter of the training samples (trained
     // on the first three; the epochs read off one run), then the model trained again on
     // all of them.
-    auto [early, late] = split(s, 0.75);
+    // Named, not a structured binding: clang 14 cannot capture a binding in a lambda.
+    const auto halves = split(s, 0.75);
+    const RiskSamples &early = halves.first, &late = halves.second;
     const std::array<double, 3> decays{1e-4, 1e-3, 1e-2};
     // Per decay, its held-out loss after 100, 300 and 1000 epochs (one thread each).
     std::array<std::array<double, 3>, 3> loss{};

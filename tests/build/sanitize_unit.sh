@@ -1,47 +1,20 @@
 #!/usr/bin/env bash
-# The sanitizer build: the libraries, the tools and the unit tests built with
-# AddressSanitizer and UndefinedBehaviorSanitizer (-DSLURM_AI_SANITIZE=ON) in their own
-# directory, then every unit test, every golden case of the tools and the ai-topo
-# discover/draw check run under them. The first report of either sanitizer (a leak, a bad
-# access, undefined behaviour) stops the program and fails this test, with the report
-# printed. The plugins are left out: they run inside slurmctld and slurmstepd, which are not
-# built with a sanitizer runtime.
+# The unit tests and the tools' golden cases under AddressSanitizer and
+# UndefinedBehaviorSanitizer, in the instrumented build (tools/instrumented-build.sh, which
+# tools/fuzz.sh shares), and the ai-topo discover/draw check. The first report of either
+# sanitizer (a leak, a bad access, undefined behaviour) stops the program and fails this
+# test, with the report printed.
 #
-#   sanitize_unit.sh SOURCE_DIR BUILD_DIR SHARED_DATA [C_LAUNCHER CXX_LAUNCHER]
+#   sanitize_unit.sh SOURCE_DIR BUILD_DIR SHARED_DATA
 set -euo pipefail
-src=$1 build=$2 data=$3 c_launcher=${4:-} cxx_launcher=${5:-}
-mkdir -p "$build"
+src=$1 build=$2 data=$3
 
-# -O1 and line tables only (-g1) keep the reports' stacks readable and compile much faster
-# than the release flags with full debug info; the check is of behaviour, not of speed.
-# The unit tests' own files build at -O0 (tests/CMakeLists.txt says why).
-# Warnings are not errors here: under -fsanitize GCC's flow analysis reports false "used
-# uninitialized" in Boost.Graph's headers; the normal build keeps -DSLURM_AI_WERROR=ON.
-# A unity build (several sources per compiler run) takes about a third less CPU; the
-# normal build keeps one file per run, so a missing include still shows there.
-if ! cmake -S "$src" -B "$build" -DSLURM_AI_SANITIZE=ON -DSLURM_AI_BUILD_PLUGINS=OFF \
-    -DCMAKE_UNITY_BUILD=ON \
-    -DSLURM_AI_WERROR=OFF -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS_RELWITHDEBINFO="-O1 -g1" -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1" \
-    -DSLURM_AI_SHARED_DATA="$data" \
-    ${c_launcher:+-DCMAKE_C_COMPILER_LAUNCHER="$c_launcher"} \
-    ${cxx_launcher:+-DCMAKE_CXX_COMPILER_LAUNCHER="$cxx_launcher"} \
-    >"$build/configure.log" 2>&1; then
-    tail -n 30 "$build/configure.log" >&2
-    echo "sanitize: configuring failed; see $build/configure.log" >&2
-    exit 1
-fi
 # The unit tests and the tools that golden cases run (tests/golden/cases/<tool>_*.args
 # runs ai-<tool>); the other tools are not needed here.
 tools=$(for f in "$src"/tests/golden/cases/*.args; do
     b=$(basename "$f"); echo "ai-${b%%_*}"; done | sort -u)
 # shellcheck disable=SC2086  # one target per word
-if ! cmake --build "$build" -j"$(nproc)" --target slurm_ai_unit_tests $tools \
-    >"$build/build.log" 2>&1; then
-    grep -E 'error|Error' "$build/build.log" | head -n 30 >&2
-    echo "sanitize: the sanitizer build failed; see $build/build.log" >&2
-    exit 1
-fi
+"$src/tools/instrumented-build.sh" "$build" "$data" slurm_ai_unit_tests $tools
 
 # Halt on the first report of any kind; leaks are checked at every exit. libhwloc leaks the
 # object it was importing when it rejects a file (its bug, not ours): suppressed there only.
