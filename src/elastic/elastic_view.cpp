@@ -1,5 +1,6 @@
 #include "slurm_ai/elastic/elastic_view.hpp"
 
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstring>
@@ -29,10 +30,13 @@ void give_to(const fs::path &p, long uid) {
 
 // Readable by all (the job's tasks read it), owned by `uid` when given.
 void write_file(const fs::path &target, const std::string &text, long uid) {
-    write_text_file_atomically(target.string(), text, [uid](const std::string &tmp) {
-        fs::permissions(tmp, fs::perms::owner_read | fs::perms::owner_write |
-                                 fs::perms::group_read | fs::perms::others_read);
-        give_to(tmp, uid);
+    write_text_file_atomically(target.string(), text, [&](int fd) {
+        if (::fchmod(fd, 0644) != 0)
+            throw std::runtime_error("cannot make " + target.string() +
+                                     " readable: " + std::strerror(errno));
+        if (uid >= 0 && geteuid() == 0 && ::fchown(fd, static_cast<uid_t>(uid), -1) != 0)
+            throw std::runtime_error("cannot give " + target.string() + " to uid " +
+                                     std::to_string(uid) + ": " + std::strerror(errno));
     });
 }
 

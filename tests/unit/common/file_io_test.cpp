@@ -1,5 +1,11 @@
 // write_output_file: a command's output file, replaced whole where there is a file to
 // replace, written in place where there is none (a device, a pipe).
+// write_text_file_atomically: links at the file's name or its temporary name not followed.
+// read_text_file: bounded by its limit, also on a file without an end.
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <string>
 
@@ -64,4 +70,60 @@ TEST_CASE("a command's output file: replaced whole, through its links, a device 
     // Where it cannot be written: an error naming the file.
     CHECK_THROWS_WITH(write_output_file((dir / "no" / "x.json").string(), "x"),
                       Catch::Contains("no/x.json"));
+}
+
+TEST_CASE("a state file is written past links planted at its name and its temporary name",
+          "[file_io]") {
+    const test::ScratchDir scratch("atomic");
+    const fs::path dir = scratch.path;
+    const fs::path victim = dir / "victim";
+    write_text_file_atomically(victim.string(), "keep\n");
+
+    // A link where the temporary file will be made (its name is the writer's pid, which
+    // anyone can see): it is removed, not written through.
+    const fs::path state = dir / "view.json";
+    char suffix[32];
+    std::snprintf(suffix, sizeof suffix, ".tmp.%010ld", static_cast<long>(getpid()));
+    fs::create_symlink(victim, state.string() + suffix);
+    write_text_file_atomically(state.string(), "one\n", [](int fd) {
+        REQUIRE(::fchmod(fd, 0640) == 0);  // prepare works on the file made, by descriptor
+    });
+    CHECK(text(state) == "one\n");
+    CHECK(text(victim) == "keep\n");
+    CHECK((fs::status(state).permissions() & fs::perms::all) ==
+          (fs::perms::owner_read | fs::perms::owner_write | fs::perms::group_read));
+    CHECK_FALSE(fs::exists(fs::symlink_status(state.string() + suffix)));
+
+    // A link at the name itself: replaced by the file; what it named stays as it was.
+    const fs::path linked = dir / "hostfile";
+    fs::create_symlink(victim, linked);
+    write_text_file_atomically(linked.string(), "two\n");
+    CHECK_FALSE(fs::is_symlink(fs::symlink_status(linked)));
+    CHECK(text(linked) == "two\n");
+    CHECK(text(victim) == "keep\n");
+
+    // A prepare step that fails leaves neither the file nor its temporary file.
+    CHECK_THROWS_WITH(write_text_file_atomically((dir / "never").string(), "x",
+                                                 [](int) { throw std::runtime_error("no"); }),
+                      "no");
+    CHECK_FALSE(fs::exists(dir / "never"));
+    CHECK_FALSE(fs::exists(fs::symlink_status((dir / "never").string() + suffix)));
+}
+
+TEST_CASE("a file read stops at its limit, also where the file has no end", "[file_io]") {
+    // /dev/zero never ends: the read is refused at the limit, not after the memory is full.
+    auto endless = read_text_file("/dev/zero", 1u << 20, "--topology");
+    REQUIRE_FALSE(endless.ok());
+    CHECK_THAT(endless.error().message(), Catch::Contains("--topology") &&
+                                              Catch::Contains("/dev/zero") &&
+                                              Catch::Contains("at most 1 MiB"));
+    const test::ScratchDir scratch("read");
+    const fs::path exact = scratch.path / "exact";
+    write_text_file_atomically(exact.string(), std::string(1u << 20, 'a'));
+    auto whole = read_text_file(exact.string(), 1u << 20);
+    REQUIRE(whole.ok());
+    CHECK(whole->size() == (1u << 20));  // a file of exactly the limit is read whole
+    const fs::path over = scratch.path / "over";
+    write_text_file_atomically(over.string(), std::string((1u << 20) + 1, 'a'));
+    CHECK_FALSE(read_text_file(over.string(), 1u << 20).ok());
 }

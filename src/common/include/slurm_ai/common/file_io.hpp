@@ -18,10 +18,15 @@ Parsed<std::string> read_text_file(const std::string &path, std::size_t limit = 
 
 // Writes `text` beside `path` (PATH.tmp.<pid>) and renames it over `path`: a reader sees
 // the old file or the new one, never part of one. `prepare`, when given, runs on the
-// written temporary file before the rename (permissions, owner). Throws
+// written temporary file's descriptor before the rename (fchmod, fchown). Throws
 // std::runtime_error naming the file; the temporary file does not outlive a failure.
+// Neither `path` nor the temporary name is followed where it is a symbolic link: the link
+// at `path` is replaced, one at the temporary name removed. The daemons and slurmstepd
+// write as root into directories a job's user may write too (its view, /tmp), where
+// following a link would write wherever it points. Output files that should follow
+// links use write_output_file.
 void write_text_file_atomically(const std::string &path, std::string_view text,
-                                const std::function<void(const std::string &)> &prepare = {});
+                                const std::function<void(int)> &prepare = {});
 
 // A command's output file (--output, --json, --map): written with
 // write_text_file_atomically, keeping the mode of a file it replaces, where `path` names a
