@@ -366,7 +366,10 @@ class Daemon {
     void forget_old() {
         std::erase_if(state_.last_resize, [&](const auto &kv) { return !jobs_.count(kv.first); });
         std::erase_if(state_.failures_handled, [&](std::uint32_t id) { return !jobs_.count(id); });
-        std::erase_if(starts_, [&](const auto &kv) { return !jobs_.count(kv.first); });
+        // A start read before the job's record was written is read again next look.
+        std::erase_if(starts_, [&](const auto &kv) {
+            return !kv.second.recorded || !jobs_.count(kv.first);
+        });
     }
 
     void load_state() {

@@ -83,6 +83,7 @@ JobStart recorded_start(const ClusterModel &m, const JobInfo &job) {
     if (auto rec = read_job_record(m.state_dir, job.job_id)) {
         out.hints = std::move(rec->hints);
         out.elastic_start_max = rec->elastic_start_max;
+        out.recorded = true;
     }
     return out;
 }

@@ -42,10 +42,13 @@ std::unique_ptr<ClusterModel> load_cluster_model(SlurmClient &slurm, const std::
 // What ai-elasticd and ai-resize know of a job's start. `hints`: its --ai-* options, from
 // its SPANK environment when this runs inside the job, else from the record the select
 // plugin wrote at its start; empty when neither exists. `elastic_start_max`: the record's
-// (JobRecord), 0 without one.
+// (JobRecord), 0 without one. `recorded`: the record was read. A running job may not have
+// one yet (the plugin writes it as slurmctld starts the job), so a caller that keeps
+// JobStarts reads again those without.
 struct JobStart {
     JobHints hints;
     std::uint32_t elastic_start_max = 0;
+    bool recorded = false;
 };
 JobStart job_start(const ClusterModel &m, const JobInfo &job);
 JobHints job_hints(const ClusterModel &m, const JobInfo &job);
