@@ -137,10 +137,15 @@ std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed) {
     for (const auto &c : doomed) {
         std::error_code ec;
         fs::path p(c.path);
+        // A checkpoint that is a link loses the link, nothing behind it: ai-recover removes
+        // in a directory the job's user writes, and a link there may name anything.
+        const bool link = fs::is_symlink(fs::symlink_status(p, ec));
         fs::remove(fs::path(c.path + std::string(kMarkerSuffix)), ec);
-        if (!ec && c.directory)
+        if (!ec && c.directory && !link)
             fs::remove(p / kMarkerInside, ec);
-        if (!ec)
+        if (!ec && link)
+            fs::remove(p, ec);
+        else if (!ec)
             fs::remove_all(p, ec);
         if (ec)
             errors.push_back(c.path + ": " + ec.message());

@@ -158,6 +158,24 @@ TEST_CASE("pruning removes the markers first", "[checkpoint]") {
     CHECK_FALSE(fs::exists(d.path / "step-1"));
 }
 
+TEST_CASE("pruning a checkpoint that is a link removes the link, not what it names",
+          "[checkpoint]") {
+    test::ScratchDir d("ckpt"), elsewhere("ckpt-target");
+    dir_ckpt(elsewhere.path, "real-1", true);
+    touch(elsewhere.path / "real-1" / "weights.pt");
+    fs::create_directory_symlink(elsewhere.path / "real-1", d.path / "step-1");
+    dir_ckpt(d.path, "step-3", true);
+    auto all = scan(d.str()).value();
+    REQUIRE(names(all) == std::vector<std::string>{"step-1", "step-3"});
+    CHECK(all[0].complete);  // read through the link: its marker is there
+    auto doomed = plan_prune(all, 1);
+    REQUIRE(names(doomed) == std::vector<std::string>{"step-1"});
+    CHECK(apply_prune(doomed).empty());
+    CHECK_FALSE(fs::exists(fs::symlink_status(d.path / "step-1")));
+    CHECK(fs::exists(elsewhere.path / "real-1" / std::string(kMarkerInside)));
+    CHECK(fs::exists(elsewhere.path / "real-1" / "weights.pt"));
+}
+
 TEST_CASE("each task learns where to resume from", "[checkpoint]") {
     test::ScratchDir d("ckpt");
     CheckpointSpec spec{d.str() + "/%j", 12, 120, 2};

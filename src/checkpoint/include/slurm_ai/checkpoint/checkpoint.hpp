@@ -62,8 +62,9 @@ bool advanced(const std::optional<Checkpoint> &before, const std::optional<Check
 std::vector<Checkpoint> plan_prune(const std::vector<Checkpoint> &all, std::uint32_t keep);
 
 // Removes what plan_prune chose, each checkpoint's markers first so that a removal cut
-// short leaves a torn entry, never a complete-looking partial one. Returns one message per
-// entry that could not be removed.
+// short leaves a torn entry, never a complete-looking partial one. A checkpoint that is a
+// symbolic link loses its marker and the link, not what the link names. Returns one
+// message per entry that could not be removed.
 std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed);
 
 // What each task of a job with --ai-checkpoint gets in its environment at every start:
