@@ -18,6 +18,7 @@ std::vector<std::string> expanded(const std::string &hostlist, const char *what)
 checkpoint::JobView job_view(const JobInfo &job) {
     checkpoint::JobView v;
     v.job_id = job.job_id;
+    v.user_id = job.user_id;
     v.state = job.shown_state;
     v.reason = job.shown_reason;
     v.nodes = expanded(job.nodes, "NodeList");

@@ -546,10 +546,11 @@ void Recovery::watch_once(double now) {
             run.signalled = true;  // once per run, also when it failed
             changed = true;
         }
-        // keep=N, where the directory can be read from here.
+        // keep=N, where the directory can be read from here, and of the job's user's
+        // entries alone: the user may swap the directory for a link to SlurmUser's own.
         if (auto all = checkpoint::scan(j.dir())) {
             auto doomed = checkpoint::plan_prune(all.value(), j.hints.checkpoint->keep);
-            for (const auto &err : checkpoint::apply_prune(doomed))
+            for (const auto &err : checkpoint::apply_prune(doomed, j.view.user_id))
                 log("job " + std::to_string(id) + ": keep: " + err);
         }
         if (changed)

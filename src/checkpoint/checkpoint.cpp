@@ -1,5 +1,7 @@
 #include "slurm_ai/checkpoint/checkpoint.hpp"
 
+#include "slurm_ai/common/file_io.hpp"
+
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -132,22 +134,25 @@ std::vector<Checkpoint> plan_prune(const std::vector<Checkpoint> &all, std::uint
     return doomed;
 }
 
-std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed) {
+std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed,
+                                     std::optional<std::uint32_t> owner) {
     std::vector<std::string> errors;
     for (const auto &c : doomed) {
-        std::error_code ec;
-        fs::path p(c.path);
-        // A checkpoint that is a link loses the link, nothing behind it: ai-recover removes
-        // in a directory the job's user writes, and a link there may name anything.
-        const bool link = fs::is_symlink(fs::symlink_status(p, ec));
-        fs::remove(fs::path(c.path + std::string(kMarkerSuffix)), ec);
-        if (!ec && c.directory && !link)
-            fs::remove(p / kMarkerInside, ec);
-        if (!ec && link)
-            fs::remove(p, ec);
-        else if (!ec)
-            fs::remove_all(p, ec);
-        if (ec)
+        const fs::path p(c.path);
+        const std::string dir = p.parent_path().string(), name = p.filename().string();
+        std::error_code ec = remove_beneath(dir, name + std::string(kMarkerSuffix), owner);
+        if (!ec && c.directory) {
+            ec = remove_beneath(dir, name + "/" + std::string(kMarkerInside), owner);
+            if (ec == std::errc::too_many_symbolic_link_levels ||
+                ec == std::errc::not_a_directory)
+                ec.clear();  // a link now: it goes below, nothing it names is touched
+        }
+        if (!ec)
+            ec = remove_beneath(dir, name, owner);
+        if (ec == std::errc::operation_not_permitted && owner)
+            errors.push_back(c.path + ": not removed: keep=N removes only what uid " +
+                             std::to_string(*owner) + ", the job's user, owns");
+        else if (ec)
             errors.push_back(c.path + ": " + ec.message());
     }
     return errors;

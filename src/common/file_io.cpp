@@ -9,9 +9,12 @@
 #include <sstream>
 #include <stdexcept>
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+
+#include <vector>
 
 namespace slurm_ai {
 
@@ -119,6 +122,113 @@ void write_output_file(const std::string &path, std::string_view text) {
         if (exists)  // as it was; umask's if that fails
             (void)::fchmod(fd, static_cast<mode_t>(st.permissions() & fs::perms::mask));
     });
+}
+
+namespace {
+
+constexpr int kMaxRemoveDepth = 256;
+
+std::error_code errno_code(int e = errno) {
+    return {e, std::generic_category()};
+}
+
+// The directory `name` of `dirfd`, never through a link; -1 with errno else.
+int open_directory_at(int dirfd, const char *name) {
+    return ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+}
+
+std::error_code remove_at(int dirfd, const std::string &name, int depth);
+
+// Removes everything in the directory `fd`, which this closes.
+std::error_code empty_directory(int fd, int depth) {
+    DIR *d = ::fdopendir(fd);
+    if (!d) {
+        const std::error_code ec = errno_code();
+        ::close(fd);
+        return ec;
+    }
+    std::vector<std::string> names;  // all first: removing while reading may skip some
+    errno = 0;
+    while (const dirent *e = ::readdir(d)) {
+        const std::string_view n = e->d_name;
+        if (n != "." && n != "..")
+            names.emplace_back(n);
+    }
+    std::error_code ec = errno != 0 ? errno_code() : std::error_code{};
+    for (const auto &n : names)
+        if (!ec)
+            ec = remove_at(::dirfd(d), n, depth + 1);
+    ::closedir(d);
+    return ec;
+}
+
+std::error_code remove_at(int dirfd, const std::string &name, int depth) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? std::error_code{} : errno_code();
+    if (!S_ISDIR(st.st_mode)) {
+        if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT)
+            return {};
+        return errno_code();
+    }
+    if (depth >= kMaxRemoveDepth)
+        return errno_code(ELOOP);
+    const int fd = open_directory_at(dirfd, name.c_str());
+    if (fd < 0) {
+        // Swapped for a link or a file since it was looked at: that goes, not what it names.
+        if ((errno == ELOOP || errno == ENOTDIR) && ::unlinkat(dirfd, name.c_str(), 0) == 0)
+            return {};
+        return errno == ENOENT ? std::error_code{} : errno_code();
+    }
+    if (auto ec = empty_directory(fd, depth))
+        return ec;
+    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT)
+        return {};
+    return errno_code();
+}
+
+// Closes a descriptor when it goes.
+struct Descriptor {
+    int fd = -1;
+    explicit Descriptor(int f) : fd(f) {}
+    Descriptor(const Descriptor &) = delete;
+    Descriptor &operator=(const Descriptor &) = delete;
+    ~Descriptor() {
+        if (fd >= 0)
+            ::close(fd);
+    }
+};
+
+}  // namespace
+
+std::error_code remove_beneath(const std::string &dir, std::string_view relative,
+                               std::optional<std::uint32_t> owner) {
+    std::vector<std::string> steps;
+    for (std::size_t at = 0; at <= relative.size();) {
+        std::size_t slash = std::min(relative.find('/', at), relative.size());
+        steps.emplace_back(relative.substr(at, slash - at));
+        at = slash + 1;
+    }
+    for (const auto &s : steps)
+        if (s.empty() || s == "." || s == "..")
+            return errno_code(EINVAL);
+    Descriptor at{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
+    if (at.fd < 0)
+        return errno == ENOENT ? std::error_code{} : errno_code();
+    for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
+        Descriptor next{open_directory_at(at.fd, steps[i].c_str())};
+        if (next.fd < 0)
+            return errno == ENOENT ? std::error_code{} : errno_code();
+        std::swap(at.fd, next.fd);
+    }
+    if (owner) {
+        struct stat st {};
+        if (::fstatat(at.fd, steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+            return errno == ENOENT ? std::error_code{} : errno_code();
+        if (st.st_uid != *owner)
+            return errno_code(EPERM);
+    }
+    return remove_at(at.fd, steps.back(), 0);
 }
 
 }  // namespace slurm_ai

@@ -176,6 +176,36 @@ TEST_CASE("pruning a checkpoint that is a link removes the link, not what it nam
     CHECK(fs::exists(elsewhere.path / "real-1" / "weights.pt"));
 }
 
+TEST_CASE("pruning for a job's user leaves what its user does not own", "[checkpoint]") {
+    // ai-recover prunes as SlurmUser in a directory the job's user writes. Between the scan
+    // and the removal the user swaps the directory for a link to SlurmUser's own, where an
+    // entry of the same name is SlurmUser's: it stays, and the message says why.
+    test::ScratchDir d("ckpt"), daemon("ckpt-daemon");
+    const fs::path user_dir = d.path / "job";
+    fs::create_directories(user_dir);
+    dir_ckpt(user_dir, "hash.1", true);
+    dir_ckpt(user_dir, "hash.3", true);
+    auto doomed = plan_prune(scan(user_dir.string()).value(), 1);
+    REQUIRE(names(doomed) == std::vector<std::string>{"hash.1"});
+    dir_ckpt(daemon.path, "hash.1", true);
+    fs::rename(user_dir, d.path / "job.old");
+    fs::create_directory_symlink(daemon.path, user_dir);
+    const std::uint32_t user = ::geteuid() + 1;  // the daemon is this process's uid
+    auto errors = apply_prune(doomed, user);
+    REQUIRE(errors.size() == 1);
+    CHECK_THAT(errors[0], Catch::Contains("hash.1") &&
+                              Catch::Contains("uid " + std::to_string(user)));
+    CHECK(fs::exists(daemon.path / "hash.1" / std::string(kMarkerInside)));
+    CHECK(fs::exists(daemon.path / "hash.1" / "state.json"));
+
+    // The user's own entries go.
+    fs::remove(user_dir);
+    fs::rename(d.path / "job.old", user_dir);
+    CHECK(apply_prune(doomed, ::geteuid()).empty());
+    CHECK_FALSE(fs::exists(user_dir / "hash.1"));
+    CHECK(fs::exists(user_dir / "hash.3"));
+}
+
 TEST_CASE("each task learns where to resume from", "[checkpoint]") {
     test::ScratchDir d("ckpt");
     CheckpointSpec spec{d.str() + "/%j", 12, 120, 2};

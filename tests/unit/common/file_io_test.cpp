@@ -2,11 +2,13 @@
 // replace, written in place where there is none (a device, a pipe).
 // write_text_file_atomically: links at the file's name or its temporary name not followed.
 // read_text_file: bounded by its limit, also on a file without an end.
+// remove_beneath: a tree removed without following a link in it; another user's entry left.
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <string>
 
 #include <catch2/catch.hpp>
@@ -126,4 +128,69 @@ TEST_CASE("a file read stops at its limit, also where the file has no end", "[fi
     const fs::path over = scratch.path / "over";
     write_text_file_atomically(over.string(), std::string((1u << 20) + 1, 'a'));
     CHECK_FALSE(read_text_file(over.string(), 1u << 20).ok());
+}
+
+TEST_CASE("a removal beneath a directory follows no link in the tree", "[file_io]") {
+    const test::ScratchDir scratch("remove"), elsewhere("remove-target");
+    std::ofstream(elsewhere.path / "precious") << "keep";
+    fs::create_directories(elsewhere.path / "dir");
+    std::ofstream(elsewhere.path / "dir" / "inside") << "keep";
+    const fs::path top = scratch.path / "step-1";
+    fs::create_directories(top / "sub" / "deeper");
+    std::ofstream(top / "sub" / "deeper" / "w.pt") << "w";
+    std::ofstream(top / "state.json") << "{}";
+    fs::create_directory_symlink(elsewhere.path / "dir", top / "dir-link");
+    fs::create_symlink(elsewhere.path / "precious", top / "sub" / "file-link");
+    const std::string dir = scratch.path.string();
+
+    // A link on the way to the entry named stops the removal there.
+    const std::error_code stopped = remove_beneath(dir, "step-1/dir-link/inside");
+    CHECK((stopped == std::errc::not_a_directory ||
+           stopped == std::errc::too_many_symbolic_link_levels));
+    CHECK(fs::exists(elsewhere.path / "dir" / "inside"));
+
+    CHECK_FALSE(remove_beneath(dir, "step-1/sub/deeper/w.pt"));
+    CHECK_FALSE(fs::exists(top / "sub" / "deeper" / "w.pt"));
+    CHECK_FALSE(remove_beneath(dir, "step-1"));
+    CHECK_FALSE(fs::exists(fs::symlink_status(top)));
+    CHECK(fs::exists(elsewhere.path / "precious"));
+    CHECK(fs::exists(elsewhere.path / "dir" / "inside"));
+
+    // A link named itself is removed, not what it names; nothing there is no error.
+    fs::create_directory_symlink(elsewhere.path / "dir", scratch.path / "step-2");
+    CHECK_FALSE(remove_beneath(dir, "step-2"));
+    CHECK_FALSE(fs::exists(fs::symlink_status(scratch.path / "step-2")));
+    CHECK(fs::exists(elsewhere.path / "dir" / "inside"));
+    CHECK_FALSE(remove_beneath(dir, "step-2"));
+    CHECK_FALSE(remove_beneath((scratch.path / "absent").string(), "x"));
+
+    // Names that would leave the directory are refused.
+    for (const char *bad : {"", "..", "a/../b", "./x", "a//b", "x/"})
+        CHECK(remove_beneath(dir, bad) == std::errc::invalid_argument);
+}
+
+TEST_CASE("a removal for a user leaves what another uid owns", "[file_io]") {
+    const test::ScratchDir scratch("remove-owner");
+    const fs::path mine = scratch.path / "mine";
+    fs::create_directories(mine);
+    std::ofstream(mine / "w.pt") << "w";
+    const std::uint32_t me = ::geteuid(), other = me + 1;
+    CHECK(remove_beneath(scratch.path.string(), "mine", other) ==
+          std::errc::operation_not_permitted);
+    CHECK(fs::exists(mine / "w.pt"));
+    CHECK_FALSE(remove_beneath(scratch.path.string(), "mine", me));
+    CHECK_FALSE(fs::exists(mine));
+}
+
+TEST_CASE("a removal stops at 256 directories deep", "[file_io]") {
+    const test::ScratchDir scratch("remove-deep");
+    fs::path p = scratch.path / "d";
+    for (int i = 0; i < 257; ++i)
+        p /= "d";
+    fs::create_directories(p);
+    CHECK(remove_beneath(scratch.path.string(), "d") == std::errc::too_many_symbolic_link_levels);
+    CHECK(fs::exists(p));
+    CHECK_FALSE(remove_beneath((scratch.path / "d" / "d").string(), "d"));
+    CHECK_FALSE(remove_beneath(scratch.path.string(), "d"));
+    CHECK(fs::is_empty(scratch.path));
 }

@@ -62,10 +62,13 @@ bool advanced(const std::optional<Checkpoint> &before, const std::optional<Check
 std::vector<Checkpoint> plan_prune(const std::vector<Checkpoint> &all, std::uint32_t keep);
 
 // Removes what plan_prune chose, each checkpoint's markers first so that a removal cut
-// short leaves a torn entry, never a complete-looking partial one. A checkpoint that is a
-// symbolic link loses its marker and the link, not what the link names. Returns one
-// message per entry that could not be removed.
-std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed);
+// short leaves a torn entry, never a complete-looking partial one. Nothing is followed
+// through a symbolic link (remove_beneath): a checkpoint that is a link loses its marker
+// and the link, not what the link names. With `owner` (the job's uid, where a daemon
+// prunes for the job), an entry of another user is left and named in the messages.
+// Returns one message per entry that could not be removed.
+std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed,
+                                     std::optional<std::uint32_t> owner = std::nullopt);
 
 // What each task of a job with --ai-checkpoint gets in its environment at every start:
 //   AI_CHECKPOINT_DIR     DIR (with %j expanded)

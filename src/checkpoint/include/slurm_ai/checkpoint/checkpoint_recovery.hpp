@@ -26,6 +26,7 @@ namespace slurm_ai::checkpoint {
 // One job as Slurm shows it (the fields recovery needs; names as scontrol prints them).
 struct JobView {
     std::uint32_t job_id = 0;
+    std::uint32_t user_id = 0;  // UserId
     std::string state;                  // JobState: RUNNING, PENDING, COMPLETING, CONFIGURING, ...
     std::string reason;                 // Reason
     std::vector<std::string> nodes;     // NodeList, expanded

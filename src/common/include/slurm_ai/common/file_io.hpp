@@ -1,11 +1,15 @@
 // Whole-file reads and atomic whole-file writes: every file the suite reads or writes
-// (topology files, job records, state files) goes through these two.
+// (topology files, job records, state files) goes through these two. And the removal of
+// what a job's user may have put in the way (remove_beneath).
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <system_error>
 
 #include "slurm_ai/common/input_error.hpp"
 
@@ -36,5 +40,18 @@ void write_text_file_atomically(const std::string &path, std::string_view text,
 // it would put a regular file where the device or link was. Throws std::runtime_error
 // naming the file.
 void write_output_file(const std::string &path, std::string_view text);
+
+// Removes `relative` beneath the directory `dir` ("NAME" or "NAME/.../LAST"), with all it
+// holds where it is a directory, and never through a symbolic link below `dir`: each step
+// opens the next entry relative to the directory before it, without following, so a link
+// is removed and never what it names, also one swapped in for an entry while the walk
+// runs. A link on the way to LAST stops the removal (ELOOP or ENOTDIR). With `owner`, a
+// LAST that belongs to another uid is left (EPERM): the daemons remove, as SlurmUser, in
+// directories a job's user writes, and a user who swaps such a directory for a link to
+// the daemon's own must not have it remove the daemon's files. Nothing at `relative` is
+// no error; a directory more than 256 deep is left (ELOOP). `dir` itself is opened as
+// named.
+std::error_code remove_beneath(const std::string &dir, std::string_view relative,
+                               std::optional<std::uint32_t> owner = std::nullopt);
 
 }  // namespace slurm_ai
