@@ -13,26 +13,13 @@
 
 #include <fmt/format.h>
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 namespace slurm_ai::metrics_daemon {
 namespace {
 
 constexpr std::size_t kMaxRequest = 16 * 1024;
 constexpr int kClientTimeoutS = 5;
-
-class Fd {
-  public:
-    explicit Fd(int fd) : fd_(fd) {}
-    Fd(const Fd &) = delete;
-    Fd &operator=(const Fd &) = delete;
-    ~Fd() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    int get() const { return fd_; }
-
-  private:
-    int fd_;
-};
 
 int bind_listen(const std::string &listen) {
     const auto colon = listen.rfind(':');
@@ -154,12 +141,12 @@ void answer(int fd, const std::function<Response(const Request &)> &handle) {
 
 void serve(const std::string &listen, const std::function<Response(const Request &)> &handle,
            const std::atomic<bool> &stop) {
-    Fd server(bind_listen(listen));
+    UniqueFd server(bind_listen(listen));
     while (!stop) {
         pollfd p{server.get(), POLLIN, 0};
         if (::poll(&p, 1, 500) <= 0)
             continue;  // a timeout, or a signal: look at `stop` again
-        Fd client(::accept4(server.get(), nullptr, nullptr, SOCK_CLOEXEC));
+        UniqueFd client(::accept4(server.get(), nullptr, nullptr, SOCK_CLOEXEC));
         if (client.get() >= 0)
             answer(client.get(), handle);
     }

@@ -1,5 +1,7 @@
 #include "slurm_ai/common/file_io.hpp"
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -187,48 +189,36 @@ std::error_code remove_at(int dirfd, const std::string &name, int depth) {
     return errno_code();
 }
 
-// Closes a descriptor when it goes.
-struct Descriptor {
-    int fd = -1;
-    explicit Descriptor(int f) : fd(f) {}
-    Descriptor(const Descriptor &) = delete;
-    Descriptor &operator=(const Descriptor &) = delete;
-    ~Descriptor() {
-        if (fd >= 0)
-            ::close(fd);
-    }
-};
-
 }  // namespace
 
 std::error_code remove_beneath(const std::string &dir, std::string_view relative,
                                std::optional<std::uint32_t> owner) {
     std::vector<std::string> steps;
-    for (std::size_t at = 0; at <= relative.size();) {
-        std::size_t slash = std::min(relative.find('/', at), relative.size());
-        steps.emplace_back(relative.substr(at, slash - at));
-        at = slash + 1;
+    for (std::size_t pos = 0; pos <= relative.size();) {
+        const std::size_t slash = std::min(relative.find('/', pos), relative.size());
+        steps.emplace_back(relative.substr(pos, slash - pos));
+        pos = slash + 1;
     }
     for (const auto &s : steps)
         if (s.empty() || s == "." || s == "..")
             return errno_code(EINVAL);
-    Descriptor at{::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC)};
-    if (at.fd < 0)
+    UniqueFd at(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+    if (at.get() < 0)
         return errno == ENOENT ? std::error_code{} : errno_code();
     for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
-        Descriptor next{open_directory_at(at.fd, steps[i].c_str())};
-        if (next.fd < 0)
+        UniqueFd next(open_directory_at(at.get(), steps[i].c_str()));
+        if (next.get() < 0)
             return errno == ENOENT ? std::error_code{} : errno_code();
-        std::swap(at.fd, next.fd);
+        at = std::move(next);
     }
     if (owner) {
         struct stat st {};
-        if (::fstatat(at.fd, steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        if (::fstatat(at.get(), steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
             return errno == ENOENT ? std::error_code{} : errno_code();
         if (st.st_uid != *owner)
             return errno_code(EPERM);
     }
-    return remove_at(at.fd, steps.back(), 0);
+    return remove_at(at.get(), steps.back(), 0);
 }
 
 }  // namespace slurm_ai
