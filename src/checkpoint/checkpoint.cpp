@@ -149,7 +149,7 @@ std::vector<std::string> apply_prune(const std::vector<Checkpoint> &doomed,
         }
         if (!ec)
             ec = remove_beneath(dir, name, owner);
-        if (ec == std::errc::operation_not_permitted && owner)
+        if (ec == not_owner_error())
             errors.push_back(c.path + ": not removed: keep=N removes only what uid " +
                              std::to_string(*owner) + ", the job's user, owns");
         else if (ec)

@@ -141,6 +141,12 @@ int open_directory_at(int dirfd, const char *name) {
 
 std::error_code remove_at(int dirfd, const std::string &name, int depth);
 
+class RemoveCategory : public std::error_category {
+  public:
+    const char *name() const noexcept override { return "remove_beneath"; }
+    std::string message(int) const override { return "belongs to another user"; }
+};
+
 // Removes everything in the directory `fd`, which this closes.
 std::error_code empty_directory(int fd, int depth) {
     DIR *d = ::fdopendir(fd);
@@ -164,10 +170,9 @@ std::error_code empty_directory(int fd, int depth) {
     return ec;
 }
 
-std::error_code remove_at(int dirfd, const std::string &name, int depth) {
-    struct stat st {};
-    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT ? std::error_code{} : errno_code();
+// Removes `name` of `dirfd`, which `st` describes as it was looked at (not followed).
+std::error_code remove_looked_at(int dirfd, const std::string &name, const struct stat &st,
+                                 int depth) {
     if (!S_ISDIR(st.st_mode)) {
         if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT)
             return {};
@@ -187,6 +192,13 @@ std::error_code remove_at(int dirfd, const std::string &name, int depth) {
     if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT)
         return {};
     return errno_code();
+}
+
+std::error_code remove_at(int dirfd, const std::string &name, int depth) {
+    struct stat st {};
+    if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? std::error_code{} : errno_code();
+    return remove_looked_at(dirfd, name, st, depth);
 }
 
 }  // namespace
@@ -211,14 +223,18 @@ std::error_code remove_beneath(const std::string &dir, std::string_view relative
             return errno == ENOENT ? std::error_code{} : errno_code();
         at = std::move(next);
     }
-    if (owner) {
-        struct stat st {};
-        if (::fstatat(at.get(), steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-            return errno == ENOENT ? std::error_code{} : errno_code();
-        if (st.st_uid != *owner)
-            return errno_code(EPERM);
-    }
-    return remove_at(at.get(), steps.back(), 0);
+    struct stat st {};
+    if (::fstatat(at.get(), steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
+        return errno == ENOENT ? std::error_code{} : errno_code();
+    if (owner && st.st_uid != *owner)
+        return not_owner_error();
+    return remove_looked_at(at.get(), steps.back(), st, 0);
+}
+
+const std::error_code &not_owner_error() {
+    static const RemoveCategory category;
+    static const std::error_code code(1, category);
+    return code;
 }
 
 }  // namespace slurm_ai

@@ -46,12 +46,15 @@ void write_output_file(const std::string &path, std::string_view text);
 // opens the next entry relative to the directory before it, without following, so a link
 // is removed and never what it names, also one swapped in for an entry while the walk
 // runs. A link on the way to LAST stops the removal (ELOOP or ENOTDIR). With `owner`, a
-// LAST that belongs to another uid is left (EPERM): the daemons remove, as SlurmUser, in
-// directories a job's user writes, and a user who swaps such a directory for a link to
-// the daemon's own must not have it remove the daemon's files. Nothing at `relative` is
-// no error; a directory more than 256 deep is left (ELOOP). `dir` itself is opened as
-// named.
+// LAST that belongs to another uid is left (not_owner_error()): the daemons remove, as
+// SlurmUser, in directories a job's user writes, and a user who swaps such a directory
+// for a link to the daemon's own must not have it remove the daemon's files. Nothing at
+// `relative` is no error; a directory more than 256 deep is left (ELOOP). `dir` itself is
+// opened as named. Other failures are the system's errno (EACCES, EPERM, ...).
 std::error_code remove_beneath(const std::string &dir, std::string_view relative,
                                std::optional<std::uint32_t> owner = std::nullopt);
+
+// remove_beneath's answer for a LAST of another uid than `owner`; no errno means that.
+const std::error_code &not_owner_error();
 
 }  // namespace slurm_ai
