@@ -23,6 +23,7 @@
 #include "slurm_ai/common/file_io.hpp"
 #include "slurm_ai/common/hostlist.hpp"
 #include "slurm_ai/common/state_paths.hpp"
+#include "slurm_ai/common/unique_fd.hpp"
 #include "slurm_ai/job/job_record.hpp"
 
 namespace slurm_ai::recover {
@@ -69,24 +70,18 @@ class JobLock {
     JobLock(const std::string &state_dir, std::uint32_t id, bool wait = true) {
         const fs::path path = state_paths::recover_lock(state_dir, id);
         fs::create_directories(path.parent_path());
-        fd_ = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-        if (fd_ < 0)
+        fd_ = UniqueFd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644));
+        if (fd_.get() < 0)
             throw std::runtime_error("cannot open " + path.string());
-        if (flock(fd_, wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
+        if (flock(fd_.get(), wait ? LOCK_EX : LOCK_EX | LOCK_NB) == 0)
             held_ = true;
         else if (wait || errno != EWOULDBLOCK)
             throw std::runtime_error("cannot lock " + path.string());
     }
     bool held() const { return held_; }
-    ~JobLock() {
-        if (fd_ >= 0)
-            ::close(fd_);
-    }
-    JobLock(const JobLock &) = delete;
-    JobLock &operator=(const JobLock &) = delete;
 
   private:
-    int fd_ = -1;
+    UniqueFd fd_;
     bool held_ = false;
 };
 

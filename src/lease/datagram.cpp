@@ -81,15 +81,10 @@ Datagram Datagram::toward(const std::string &host, std::uint16_t port) {
     return Datagram(fd);
 }
 
-Datagram::~Datagram() {
-    if (fd_ >= 0)
-        ::close(fd_);
-}
-
 std::uint16_t Datagram::port() const {
     sockaddr_storage a{};
     socklen_t len = sizeof a;
-    if (::getsockname(fd_, reinterpret_cast<sockaddr *>(&a), &len) != 0)
+    if (::getsockname(fd_.get(), reinterpret_cast<sockaddr *>(&a), &len) != 0)
         return 0;
     if (a.ss_family == AF_INET6)
         return ntohs(reinterpret_cast<const sockaddr_in6 *>(&a)->sin6_port);
@@ -99,25 +94,25 @@ std::uint16_t Datagram::port() const {
 std::string Datagram::peer_address() const {
     Peer p;
     p.len = sizeof p.addr;
-    if (::getpeername(fd_, reinterpret_cast<sockaddr *>(&p.addr), &p.len) != 0)
+    if (::getpeername(fd_.get(), reinterpret_cast<sockaddr *>(&p.addr), &p.len) != 0)
         return {};
     const std::string text = p.text();
     return text.substr(0, text.rfind(':'));
 }
 
 bool Datagram::send(std::string_view message) {
-    return ::send(fd_, message.data(), message.size(), MSG_NOSIGNAL) ==
+    return ::send(fd_.get(), message.data(), message.size(), MSG_NOSIGNAL) ==
            static_cast<ssize_t>(message.size());
 }
 
 bool Datagram::send_to(std::string_view message, const Peer &to) {
-    return ::sendto(fd_, message.data(), message.size(), MSG_NOSIGNAL,
+    return ::sendto(fd_.get(), message.data(), message.size(), MSG_NOSIGNAL,
                     reinterpret_cast<const sockaddr *>(&to.addr),
                     to.len) == static_cast<ssize_t>(message.size());
 }
 
 std::optional<std::pair<std::string, Peer>> Datagram::receive(double timeout_s) {
-    pollfd p{fd_, POLLIN, 0};
+    pollfd p{fd_.get(), POLLIN, 0};
     const int ms = static_cast<int>(std::ceil(std::max(0.0, timeout_s) * 1000));
     if (::poll(&p, 1, ms) != 1)
         return std::nullopt;
@@ -126,8 +121,8 @@ std::optional<std::pair<std::string, Peer>> Datagram::receive(double timeout_s) 
     from.len = sizeof from.addr;
     // A connected socket's send may have failed asynchronously (ECONNREFUSED): not a
     // message; the caller looks again.
-    const ssize_t n =
-        ::recvfrom(fd_, buf, sizeof buf, 0, reinterpret_cast<sockaddr *>(&from.addr), &from.len);
+    const ssize_t n = ::recvfrom(fd_.get(), buf, sizeof buf, 0,
+                                 reinterpret_cast<sockaddr *>(&from.addr), &from.len);
     if (n < 0)
         return std::make_pair(std::string(), from);
     return std::make_pair(std::string(buf, static_cast<std::size_t>(n)), from);

@@ -10,6 +10,8 @@
 #include <string>
 #include <string_view>
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 namespace slurm_ai::lease {
 
 struct Peer {
@@ -27,9 +29,8 @@ class Datagram {
     // there. Throws std::runtime_error naming the host when it does not resolve.
     static Datagram toward(const std::string &host, std::uint16_t port);
 
-    Datagram(Datagram &&other) noexcept : fd_(other.fd_) { other.fd_ = -1; }
+    Datagram(Datagram &&) noexcept = default;
     Datagram &operator=(Datagram &&) = delete;
-    ~Datagram();
 
     std::uint16_t port() const;  // the local port (listen(0) lets the kernel pick one)
     // toward(): the address it sends to, numeric ("10.0.0.3"): what a caller probes when
@@ -44,7 +45,7 @@ class Datagram {
 
   private:
     explicit Datagram(int fd) : fd_(fd) {}
-    int fd_ = -1;
+    UniqueFd fd_;
 };
 
 }  // namespace slurm_ai::lease
