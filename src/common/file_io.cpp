@@ -134,6 +134,12 @@ std::error_code errno_code(int e = errno) {
     return {e, std::generic_category()};
 }
 
+// errno after a failed call, where nothing being there is no error: what a removal was
+// to remove is gone either way.
+std::error_code unless_absent() {
+    return errno == ENOENT ? std::error_code{} : errno_code();
+}
+
 // The directory `name` of `dirfd`, never through a link; -1 with errno else.
 int open_directory_at(int dirfd, const char *name) {
     return ::openat(dirfd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -173,11 +179,8 @@ std::error_code empty_directory(int fd, int depth) {
 // Removes `name` of `dirfd`, which `st` describes as it was looked at (not followed).
 std::error_code remove_looked_at(int dirfd, const std::string &name, const struct stat &st,
                                  int depth) {
-    if (!S_ISDIR(st.st_mode)) {
-        if (::unlinkat(dirfd, name.c_str(), 0) == 0 || errno == ENOENT)
-            return {};
-        return errno_code();
-    }
+    if (!S_ISDIR(st.st_mode))
+        return ::unlinkat(dirfd, name.c_str(), 0) == 0 ? std::error_code{} : unless_absent();
     if (depth >= kMaxRemoveDepth)
         return errno_code(ELOOP);
     const int fd = open_directory_at(dirfd, name.c_str());
@@ -185,19 +188,17 @@ std::error_code remove_looked_at(int dirfd, const std::string &name, const struc
         // Swapped for a link or a file since it was looked at: that goes, not what it names.
         if ((errno == ELOOP || errno == ENOTDIR) && ::unlinkat(dirfd, name.c_str(), 0) == 0)
             return {};
-        return errno == ENOENT ? std::error_code{} : errno_code();
+        return unless_absent();
     }
     if (auto ec = empty_directory(fd, depth))
         return ec;
-    if (::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 || errno == ENOENT)
-        return {};
-    return errno_code();
+    return ::unlinkat(dirfd, name.c_str(), AT_REMOVEDIR) == 0 ? std::error_code{} : unless_absent();
 }
 
 std::error_code remove_at(int dirfd, const std::string &name, int depth) {
     struct stat st {};
     if (::fstatat(dirfd, name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT ? std::error_code{} : errno_code();
+        return unless_absent();
     return remove_looked_at(dirfd, name, st, depth);
 }
 
@@ -216,16 +217,16 @@ std::error_code remove_beneath(const std::string &dir, std::string_view relative
             return errno_code(EINVAL);
     UniqueFd at(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
     if (at.get() < 0)
-        return errno == ENOENT ? std::error_code{} : errno_code();
+        return unless_absent();
     for (std::size_t i = 0; i + 1 < steps.size(); ++i) {
         UniqueFd next(open_directory_at(at.get(), steps[i].c_str()));
         if (next.get() < 0)
-            return errno == ENOENT ? std::error_code{} : errno_code();
+            return unless_absent();
         at = std::move(next);
     }
     struct stat st {};
     if (::fstatat(at.get(), steps.back().c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0)
-        return errno == ENOENT ? std::error_code{} : errno_code();
+        return unless_absent();
     if (owner && st.st_uid != *owner)
         return not_owner_error();
     return remove_looked_at(at.get(), steps.back(), st, 0);
