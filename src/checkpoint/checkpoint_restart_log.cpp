@@ -17,6 +17,7 @@
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/common/text_scan.hpp"
+#include "slurm_ai/common/unique_fd.hpp"
 
 namespace slurm_ai::checkpoint {
 namespace {
@@ -121,12 +122,11 @@ std::optional<std::string> append_record(const std::string &path, const RestartR
     if (ec)
         return path + ": " + ec.message();
     const std::string line = dump_restart_record(r);
-    int fd = ::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
+    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0)
         return path + ": " + std::strerror(errno);
-    ssize_t n = ::write(fd, line.data(), line.size());
-    int err = errno;
-    ::close(fd);
+    const ssize_t n = ::write(fd.get(), line.data(), line.size());
+    const int err = errno;
     if (n != static_cast<ssize_t>(line.size()))
         return path + ": short write (" + std::string(n < 0 ? std::strerror(err) : "disk full?") +
                ")";

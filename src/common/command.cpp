@@ -11,6 +11,8 @@
 #include <chrono>
 #include <cstring>
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 extern char **environ;
 
 namespace slurm_ai {
@@ -22,21 +24,32 @@ std::string command_line(const std::vector<std::string> &argv) {
     return s;
 }
 
+namespace {
+
+// Both ends of a pipe whose descriptors close on exec; both -1 when none could be made.
+struct Pipe {
+    UniqueFd reader, writer;
+    Pipe() {
+        int fds[2];
+        if (pipe2(fds, O_CLOEXEC) == 0) {
+            reader = UniqueFd(fds[0]);
+            writer = UniqueFd(fds[1]);
+        }
+    }
+};
+
+}  // namespace
+
 CommandResult run_command(const std::vector<std::string> &argv, double timeout_s) {
     CommandResult r;
-    int out_pipe[2], err_pipe[2];
-    if (pipe2(out_pipe, O_CLOEXEC) != 0)
+    Pipe out, err;
+    if (out.reader.get() < 0 || err.reader.get() < 0)
         return r;
-    if (pipe2(err_pipe, O_CLOEXEC) != 0) {
-        close(out_pipe[0]);
-        close(out_pipe[1]);
-        return r;
-    }
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
     posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&fa, out_pipe[1], 1);
-    posix_spawn_file_actions_adddup2(&fa, err_pipe[1], 2);
+    posix_spawn_file_actions_adddup2(&fa, out.writer.get(), 1);
+    posix_spawn_file_actions_adddup2(&fa, err.writer.get(), 2);
     std::vector<char *> args;
     for (const auto &a : argv)
         args.push_back(const_cast<char *>(a.c_str()));
@@ -44,17 +57,16 @@ CommandResult run_command(const std::vector<std::string> &argv, double timeout_s
     pid_t pid = -1;
     int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
     posix_spawn_file_actions_destroy(&fa);
-    close(out_pipe[1]);
-    close(err_pipe[1]);
+    out.writer.reset();
+    err.writer.reset();
     if (rc != 0) {
         r.spawn_error = rc;
         r.err = argv[0] + ": " + std::strerror(rc);
-        close(out_pipe[0]);
-        close(err_pipe[0]);
         return r;
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
-    pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    UniqueFd *ends[2] = {&out.reader, &err.reader};
+    pollfd fds[2] = {{out.reader.get(), POLLIN, 0}, {err.reader.get(), POLLIN, 0}};
     std::string *sinks[2] = {&r.out, &r.err};
     bool timed_out = false;
     for (int open_fds = 2; open_fds > 0;) {
@@ -75,15 +87,14 @@ CommandResult run_command(const std::vector<std::string> &argv, double timeout_s
             if (n > 0) {
                 sinks[i]->append(buf, static_cast<std::size_t>(n));
             } else if (n == 0 || errno != EINTR) {
-                close(fds[i].fd);
+                ends[i]->reset();
                 fds[i].fd = -1;
                 --open_fds;
             }
         }
     }
-    for (auto &f : fds)
-        if (f.fd >= 0)
-            close(f.fd);
+    out.reader.reset();
+    err.reader.reset();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

@@ -10,6 +10,7 @@
 #include <cmath>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 namespace slurm_ai::lease {
 
@@ -30,34 +31,28 @@ std::string Peer::text() const {
 
 Datagram Datagram::listen(std::uint16_t port) {
     // IPv6 with IPv4 mapped in where the kernel has IPv6, else IPv4 alone.
-    int fd = ::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-    int rc = -1;
-    if (fd >= 0) {
+    UniqueFd v6(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    if (v6.get() >= 0) {
         int off = 0;
-        ::setsockopt(fd, IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
+        ::setsockopt(v6.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
         sockaddr_in6 a{};
         a.sin6_family = AF_INET6;
         a.sin6_addr = in6addr_any;
         a.sin6_port = htons(port);
-        rc = ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a);
-        if (rc != 0)
-            ::close(fd);
+        if (::bind(v6.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) == 0)
+            return Datagram(std::move(v6));
     }
-    if (rc != 0) {
-        fd = ::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0);
-        sockaddr_in a{};
-        a.sin_family = AF_INET;
-        a.sin_addr.s_addr = htonl(INADDR_ANY);
-        a.sin_port = htons(port);
-        if (fd < 0 || ::bind(fd, reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
-            const std::string why = std::strerror(errno);
-            if (fd >= 0)
-                ::close(fd);
-            throw std::runtime_error("LeasePort=" + std::to_string(port) +
-                                     ": cannot listen for leases (" + why + ")");
-        }
+    UniqueFd v4(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_ANY);
+    a.sin_port = htons(port);
+    if (v4.get() < 0 || ::bind(v4.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) != 0) {
+        const std::string why = std::strerror(errno);
+        throw std::runtime_error("LeasePort=" + std::to_string(port) +
+                                 ": cannot listen for leases (" + why + ")");
     }
-    return Datagram(fd);
+    return Datagram(std::move(v4));
 }
 
 Datagram Datagram::toward(const std::string &host, std::uint16_t port) {
@@ -67,18 +62,16 @@ Datagram Datagram::toward(const std::string &host, std::uint16_t port) {
     addrinfo *found = nullptr;
     if (int rc = ::getaddrinfo(host.c_str(), std::to_string(port).c_str(), &hints, &found))
         throw std::runtime_error("lease host '" + host + "': " + gai_strerror(rc));
-    int fd = -1;
-    for (addrinfo *a = found; a && fd < 0; a = a->ai_next) {
-        fd = ::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol);
-        if (fd >= 0 && ::connect(fd, a->ai_addr, a->ai_addrlen) != 0) {
-            ::close(fd);
-            fd = -1;
-        }
+    UniqueFd fd;
+    for (addrinfo *a = found; a && fd.get() < 0; a = a->ai_next) {
+        UniqueFd tried(::socket(a->ai_family, a->ai_socktype | SOCK_CLOEXEC, a->ai_protocol));
+        if (tried.get() >= 0 && ::connect(tried.get(), a->ai_addr, a->ai_addrlen) == 0)
+            fd = std::move(tried);
     }
     ::freeaddrinfo(found);
-    if (fd < 0)
+    if (fd.get() < 0)
         throw std::runtime_error("lease host '" + host + "': no address to send to");
-    return Datagram(fd);
+    return Datagram(std::move(fd));
 }
 
 std::uint16_t Datagram::port() const {

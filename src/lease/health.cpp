@@ -8,6 +8,8 @@
 #include <cctype>
 #include <charconv>
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 namespace slurm_ai::lease {
 
 const std::vector<int> &fatal_xids() {
@@ -44,11 +46,9 @@ FileTail::FileTail(std::string path) : path_(std::move(path)) {}
 
 std::vector<std::string> FileTail::new_lines() {
     std::vector<std::string> out;
-    const int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+    const UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
     struct stat st {};
-    if (fd < 0 || ::fstat(fd, &st) != 0) {
-        if (fd >= 0)
-            ::close(fd);
+    if (fd.get() < 0 || ::fstat(fd.get(), &st) != 0) {
         if (offset_ < 0)
             offset_ = 0;  // written later: read it all then
         return out;
@@ -61,9 +61,8 @@ std::vector<std::string> FileTail::new_lines() {
     }
     inode_ = st.st_ino;
     char buf[65536];
-    for (ssize_t n; (n = ::pread(fd, buf, sizeof buf, offset_)) > 0; offset_ += n)
+    for (ssize_t n; (n = ::pread(fd.get(), buf, sizeof buf, offset_)) > 0; offset_ += n)
         partial_.append(buf, static_cast<std::size_t>(n));
-    ::close(fd);
     for (std::size_t nl; (nl = partial_.find('\n')) != std::string::npos;) {
         out.push_back(partial_.substr(0, nl));
         partial_.erase(0, nl + 1);

@@ -9,35 +9,33 @@
 #include <cerrno>
 #include <chrono>
 
+#include "slurm_ai/common/unique_fd.hpp"
+
 namespace slurm_ai::lease {
 namespace {
 
 // One address: a non-blocking connect, waited for until `deadline`.
 Reach connect_one(const addrinfo &a, std::chrono::steady_clock::time_point deadline) {
-    const int fd = ::socket(a.ai_family, a.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC,
-                            a.ai_protocol);
-    if (fd < 0)
+    const UniqueFd fd(
+        ::socket(a.ai_family, a.ai_socktype | SOCK_NONBLOCK | SOCK_CLOEXEC, a.ai_protocol));
+    if (fd.get() < 0)
         return Reach::kSilent;
-    Reach out = Reach::kSilent;
-    int rc = ::connect(fd, a.ai_addr, a.ai_addrlen);
+    int rc = ::connect(fd.get(), a.ai_addr, a.ai_addrlen);
     int err = rc == 0 ? 0 : errno;
     if (err == EINPROGRESS) {
         const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
             deadline - std::chrono::steady_clock::now());
-        pollfd p{fd, POLLOUT, 0};
+        pollfd p{fd.get(), POLLOUT, 0};
         if (left.count() > 0 && ::poll(&p, 1, static_cast<int>(left.count())) == 1) {
             socklen_t len = sizeof err;
-            ::getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &len);
+            ::getsockopt(fd.get(), SOL_SOCKET, SO_ERROR, &err, &len);
         } else {
             err = ETIMEDOUT;
         }
     }
     if (err == 0)
-        out = Reach::kAnswers;
-    else if (err == ECONNREFUSED)
-        out = Reach::kRefuses;
-    ::close(fd);
-    return out;
+        return Reach::kAnswers;
+    return err == ECONNREFUSED ? Reach::kRefuses : Reach::kSilent;
 }
 
 }  // namespace

@@ -10,7 +10,9 @@
 #include <catch2/catch.hpp>
 
 #include <chrono>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <thread>
 
@@ -271,4 +273,13 @@ TEST_CASE("datagrams go to the listener and its answer comes back", "[lease]") {
     CHECK_FALSE(agent.receive(0.05));  // nothing more: a timeout, not a message
     CHECK_THROWS_WITH(Datagram::toward("no-such-host.invalid", 6828),
                       Catch::Contains("no-such-host.invalid"));
+    // A port already taken: both families refuse it, and the error names the setting.
+    const std::string taken = "LeasePort=" + std::to_string(server.port()) + ":";
+    const auto open_fds = [] {
+        return std::distance(std::filesystem::directory_iterator("/proc/self/fd"),
+                             std::filesystem::directory_iterator{});
+    };
+    const auto before = open_fds();
+    CHECK_THROWS_WITH(Datagram::listen(server.port()), Catch::Contains(taken));
+    CHECK(open_fds() == before);  // neither refused socket stays open
 }

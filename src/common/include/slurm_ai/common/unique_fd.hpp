@@ -13,23 +13,24 @@ class UniqueFd {
     UniqueFd(UniqueFd &&other) noexcept : fd_(std::exchange(other.fd_, -1)) {}
     UniqueFd &operator=(UniqueFd &&other) noexcept {
         if (this != &other) {
-            close();
+            reset();
             fd_ = std::exchange(other.fd_, -1);
         }
         return *this;
     }
     UniqueFd(const UniqueFd &) = delete;
     UniqueFd &operator=(const UniqueFd &) = delete;
-    ~UniqueFd() { close(); }
+    ~UniqueFd() { reset(); }
 
     int get() const { return fd_; }
-
-  private:
-    void close() {
+    // Closes it now rather than when the owner goes.
+    void reset() {
         if (fd_ >= 0)
             ::close(fd_);
         fd_ = -1;
     }
+
+  private:
     int fd_;
 };
 

@@ -9,6 +9,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 
 #include "slurm_ai/common/unique_fd.hpp"
 
@@ -44,7 +45,7 @@ class Datagram {
     std::optional<std::pair<std::string, Peer>> receive(double timeout_s);
 
   private:
-    explicit Datagram(int fd) : fd_(fd) {}
+    explicit Datagram(UniqueFd fd) : fd_(std::move(fd)) {}
     UniqueFd fd_;
 };
 
