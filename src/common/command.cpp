@@ -66,7 +66,7 @@ CommandResult run_command(const std::vector<std::string> &argv, double timeout_s
     }
     auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(timeout_s);
     UniqueFd *ends[2] = {&out.reader, &err.reader};
-    pollfd fds[2] = {{out.reader.get(), POLLIN, 0}, {err.reader.get(), POLLIN, 0}};
+    pollfd fds[2] = {{ends[0]->get(), POLLIN, 0}, {ends[1]->get(), POLLIN, 0}};
     std::string *sinks[2] = {&r.out, &r.err};
     bool timed_out = false;
     for (int open_fds = 2; open_fds > 0;) {
@@ -93,8 +93,8 @@ CommandResult run_command(const std::vector<std::string> &argv, double timeout_s
             }
         }
     }
-    out.reader.reset();
-    err.reader.reset();
+    for (auto *end : ends)  // before the wait: a child still writing is not left on a full pipe
+        end->reset();
     int status = 0;
     while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
     }

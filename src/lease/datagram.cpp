@@ -31,8 +31,7 @@ std::string Peer::text() const {
 
 Datagram Datagram::listen(std::uint16_t port) {
     // IPv6 with IPv4 mapped in where the kernel has IPv6, else IPv4 alone.
-    UniqueFd v6(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0));
-    if (v6.get() >= 0) {
+    if (UniqueFd v6(::socket(AF_INET6, SOCK_DGRAM | SOCK_CLOEXEC, 0)); v6.get() >= 0) {
         int off = 0;
         ::setsockopt(v6.get(), IPPROTO_IPV6, IPV6_V6ONLY, &off, sizeof off);
         sockaddr_in6 a{};
@@ -41,7 +40,7 @@ Datagram Datagram::listen(std::uint16_t port) {
         a.sin6_port = htons(port);
         if (::bind(v6.get(), reinterpret_cast<sockaddr *>(&a), sizeof a) == 0)
             return Datagram(std::move(v6));
-    }
+    }  // a refused IPv6 socket is closed before the IPv4 one is made
     UniqueFd v4(::socket(AF_INET, SOCK_DGRAM | SOCK_CLOEXEC, 0));
     sockaddr_in a{};
     a.sin_family = AF_INET;
