@@ -134,15 +134,8 @@ void Recovery::log(const std::string &message) const {
     std::string line =
         std::string(stamp) + " ai-recover[" + std::to_string(getpid()) + "]: " + message + "\n";
     std::fputs(line.c_str(), stderr);
-    if (opt_.log_path.empty())
-        return;
-    std::error_code ec;
-    fs::create_directories(fs::path(opt_.log_path).parent_path(), ec);
-    int fd = ::open(opt_.log_path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
-    if (fd < 0)
-        return;
-    [[maybe_unused]] auto n = ::write(fd, line.data(), line.size());
-    ::close(fd);
+    if (!opt_.log_path.empty())
+        (void)append_to_file(opt_.log_path, line);  // stderr has the line either way
 }
 
 std::optional<Recovery::Job> Recovery::checkpoint_job(JobView view) const {

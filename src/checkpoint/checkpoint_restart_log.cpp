@@ -1,10 +1,5 @@
 #include "slurm_ai/checkpoint/checkpoint_restart_log.hpp"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstring>
 #include <ctime>
 #include <filesystem>
 #include <limits>
@@ -17,7 +12,6 @@
 #include "slurm_ai/common/json_text.hpp"
 #include "slurm_ai/common/state_paths.hpp"
 #include "slurm_ai/common/text_scan.hpp"
-#include "slurm_ai/common/unique_fd.hpp"
 
 namespace slurm_ai::checkpoint {
 namespace {
@@ -117,20 +111,7 @@ std::string dump_restart_record(const RestartRecord &r) {
 }
 
 std::optional<std::string> append_record(const std::string &path, const RestartRecord &r) {
-    std::error_code ec;
-    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-    if (ec)
-        return path + ": " + ec.message();
-    const std::string line = dump_restart_record(r);
-    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
-    if (fd.get() < 0)
-        return path + ": " + std::strerror(errno);
-    const ssize_t n = ::write(fd.get(), line.data(), line.size());
-    const int err = errno;
-    if (n != static_cast<ssize_t>(line.size()))
-        return path + ": short write (" + std::string(n < 0 ? std::strerror(err) : "disk full?") +
-               ")";
-    return std::nullopt;
+    return append_to_file(path, dump_restart_record(r));
 }
 
 Parsed<RestartLog> read_restart_log(const std::string &path) {

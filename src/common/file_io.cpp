@@ -126,6 +126,20 @@ void write_output_file(const std::string &path, std::string_view text) {
     });
 }
 
+std::optional<std::string> append_to_file(const std::string &path, std::string_view text) {
+    std::error_code ec;
+    std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
+    if (ec)
+        return path + ": " + ec.message();
+    const UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644));
+    if (fd.get() < 0)
+        return path + ": " + std::strerror(errno);
+    const ssize_t n = ::write(fd.get(), text.data(), text.size());
+    if (n == static_cast<ssize_t>(text.size()))
+        return std::nullopt;
+    return path + ": short write (" + (n < 0 ? std::strerror(errno) : "disk full?") + ")";
+}
+
 namespace {
 
 constexpr int kMaxRemoveDepth = 256;

@@ -3,6 +3,7 @@
 // write_text_file_atomically: links at the file's name or its temporary name not followed.
 // read_text_file: bounded by its limit, also on a file without an end.
 // remove_beneath: a tree removed without following a link in it; another user's entry left.
+// append_to_file: a log's lines appended whole, its directories made; errors name the path.
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -110,6 +111,23 @@ TEST_CASE("a state file is written past links planted at its name and its tempor
                       "no");
     CHECK_FALSE(fs::exists(dir / "never"));
     CHECK_FALSE(fs::exists(fs::symlink_status((dir / "never").string() + suffix)));
+}
+
+TEST_CASE("appends add to the end, make the directories, and name the path they fail on",
+          "[file_io]") {
+    const test::ScratchDir scratch("append");
+    const fs::path log = scratch.path / "logs" / "deeper" / "run.log";
+    CHECK_FALSE(append_to_file(log.string(), "one\n"));
+    CHECK_FALSE(append_to_file(log.string(), "two\n"));
+    CHECK(text(log) == "one\ntwo\n");
+    CHECK((fs::status(log).permissions() & fs::perms::others_write) == fs::perms::none);
+
+    // Under a regular file there is no directory to make: the error names the path.
+    const fs::path under_file = log / "x.log";
+    const auto err = append_to_file(under_file.string(), "three\n");
+    REQUIRE(err);
+    CHECK_THAT(*err, Catch::StartsWith(under_file.string() + ": "));
+    CHECK(text(log) == "one\ntwo\n");  // nothing written anywhere else
 }
 
 TEST_CASE("a file read stops at its limit, also where the file has no end", "[file_io]") {

@@ -1,6 +1,7 @@
 // Whole-file reads and atomic whole-file writes: every file the suite reads or writes
-// (topology files, job records, state files) goes through these two. And the removal of
-// what a job's user may have put in the way (remove_beneath).
+// (topology files, job records, state files) goes through these two; logs are appended
+// to (append_to_file). And the removal of what a job's user may have put in the way
+// (remove_beneath).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +41,12 @@ void write_text_file_atomically(const std::string &path, std::string_view text,
 // it would put a regular file where the device or link was. Throws std::runtime_error
 // naming the file.
 void write_output_file(const std::string &path, std::string_view text);
+
+// Appends `text` to `path` (made, and its directories, where missing) in one write() on an
+// O_APPEND descriptor, so that writers at once never interleave inside it: a log's line.
+// The error names the path (nullopt: written). For files only the daemons' user writes
+// (StateSaveLocation, an admin's log path): a link at `path` is followed.
+std::optional<std::string> append_to_file(const std::string &path, std::string_view text);
 
 // Removes `relative` beneath the directory `dir` ("NAME" or "NAME/.../LAST"), with all it
 // holds where it is a directory, and never through a symbolic link below `dir`: each step
