@@ -315,14 +315,19 @@ twice=" ${FUZZ_TWICE-select_decide} "
 # inputs' malloc count, which decides whether libFuzzer runs an input again for leaks, a
 # run more or less), a single allocation over the limit still failing (-malloc_limit_mb);
 # and, without an RSS limit, no purge of the allocator's caches once a second
-# (-purge_allocator_interval=-1), which would move later allocations by the clock. The
-# stack's addresses move with the size of the environment, so a target sees only the
-# variables it needs, whoever calls this script. The targets' own time() stands still
-# (tests/fuzz/fixed_time.cpp).
+# (-purge_allocator_interval=-1), which would move later allocations by the clock; and no
+# report of slow inputs (-report_slow_units past any input's time: the timeout ends one
+# long before). libFuzzer writes an input that took 10 s of wall time or more to a file
+# of its own, and the allocations that takes move every later one of the target's: on a
+# loaded machine, at nice 19, an input of 0.2 s of CPU can take that long and finish
+# before the timeout's alarm sees it. The stack's addresses move with the size of the
+# environment, so a target sees only the variables it needs, whoever calls this script.
+# The targets' own time() stands still (tests/fuzz/fixed_time.cpp).
 fixed=()
 flags=(-rss_limit_mb=2048)
 if [ $explore = 0 ]; then
-    flags=(-rss_limit_mb=0 -malloc_limit_mb=2048 -purge_allocator_interval=-1)
+    flags=(-rss_limit_mb=0 -malloc_limit_mb=2048 -purge_allocator_interval=-1
+        -report_slow_units=86400)
     fixed=(env -i PATH=/usr/bin:/bin "UBSAN_OPTIONS=$UBSAN_OPTIONS"
         "SLURM_AI_FUZZ_SCRATCH=$SLURM_AI_FUZZ_SCRATCH")
     [ -z "${ASAN_OPTIONS:-}" ] || fixed+=("ASAN_OPTIONS=$ASAN_OPTIONS")
@@ -392,9 +397,10 @@ same_run() {  # same_run LOG_A CORPUS_A LOG_B CORPUS_B
 # Runs the target again with the same seed and runs into a fresh corpus (a name of the same
 # length, so that nothing else differs), and compares the two runs' final coverage and
 # corpus. When they differ, a third run decides: two runs of three ending alike pass (seen
-# once in CI: under the load of the cluster tests, one run of select_decide took another
-# path from its 3,469th input on, and the rerun and every run on an idle machine agreed),
-# three different ends fail. A target that reads a clock, a random source or an address
+# in CI: under the load of the cluster tests, one run of select_decide took another path
+# from its 3,469th input on, and the rerun and every run on an idle machine agreed; the
+# slow-input report found behind it is off now, see flags above), three different ends
+# fail. A target that reads a clock, a random source or an address
 # differs on nearly every run, so the third run does not hide it.
 check_twice() {  # check_twice TARGET SEEDS CORPUS LOG LIMITS...
     local t=$1 seeds=$2 corpus=$3 log=$4 again=$build/corpus-re/$t log2=$build/fuzz-$t.again.log
