@@ -398,9 +398,9 @@ same_run() {  # same_run LOG_A CORPUS_A LOG_B CORPUS_B
 # length, so that nothing else differs), and compares the two runs' final coverage and
 # corpus. When they differ, a third run decides: two runs of three ending alike pass (seen
 # in CI: under the load of the cluster tests, one run of select_decide took another path
-# from its 3,469th input on, and the rerun and every run on an idle machine agreed; the
-# slow-input report found behind it is off now, see flags above), three different ends
-# fail. A target that reads a clock, a random source or an address
+# from its 3,469th input on, and the rerun and every run on an idle machine agreed; one
+# cause, the slow-input report, is off now (see flags above), another is not found), three
+# different ends fail. A target that reads a clock, a random source or an address
 # differs on nearly every run, so the third run does not hide it.
 check_twice() {  # check_twice TARGET SEEDS CORPUS LOG LIMITS...
     local t=$1 seeds=$2 corpus=$3 log=$4 again=$build/corpus-re/$t log2=$build/fuzz-$t.again.log
