@@ -80,6 +80,9 @@ ScenarioSpec pollux_spec(int workload) {
     s.cluster.hosts = 16;
     s.cluster.host_gbps = 50;
     s.duration_scale = 1.0 / 30;
+    // The site measured its shapes (the testbed's placements.csv): the engine gets them as
+    // ai-fit --shapes writes them for ShapeProfile=.
+    s.cluster.shape_profile = "measured";
     return s;
 }
 

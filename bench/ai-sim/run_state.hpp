@@ -129,6 +129,7 @@ class Run {
     // (ClusterState::wanted), as the select plugin sees them in its job tests.
     void refresh_wanted(double t);
     void unwant(int j);
+    ClusterState::WantedSize size_of(int j) const;  // job j as state_.wanted counts it
     bool eligible(int j, double t) const;
 
     // scheduler.cpp

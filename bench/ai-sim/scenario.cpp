@@ -92,7 +92,8 @@ Parsed<std::string> read_shapes(const std::string &what, const testbed::Measurem
                                       c.max_gpus_per_host),
                           "", 0};
     c.shapes = std::make_shared<ShapeProfile>(std::move(profile));
-    return fmt::format("the measurements' medians over {} models, {} shapes on hosts of {} GPUs",
+    return fmt::format("the measurements' slowest model's ratio of {} models, {} shapes on hosts "
+                       "of {} GPUs",
                        m.models.size() - without.size(), c.shapes->size(), c.max_gpus_per_host) +
            (without.empty() ? "" : fmt::format(" (without {})", fmt::join(without, ", ")));
 }

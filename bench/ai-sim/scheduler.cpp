@@ -21,24 +21,38 @@ constexpr double kResolution = 60;
 
 }  // namespace
 
+ClusterState::WantedSize Run::size_of(int j) const {
+    return ClusterState::size_of(jobs_[j].gpus, jobs_[j].demand);
+}
+
 void Run::refresh_wanted(double t) {
     // As many as a main scheduling pass looks at (default_queue_depth).
     constexpr int kDepth = 100;
-    std::map<int, double> sizes;
     wanted_jobs_.clear();
+    state_.wanted.clear();
     int seen = 0;
     for (const auto &[prio, j] : pending_) {
         if (++seen > kDepth)
             break;
         if (eligible(j, t) && jobs_[j].gpus > 1) {
-            sizes[jobs_[j].gpus] += 1;
+            ClusterState::count_size(state_.wanted, size_of(j));
             wanted_jobs_.insert(j);
         }
     }
-    state_.wanted.clear();
-    for (const auto &[gpus, n] : sizes)
-        state_.wanted.push_back({gpus, n});
+    // With a shape profile, the sizes asked lately: the select plugin sees a job first at
+    // its submission (jobs_ is in that order).
+    state_.recent.clear();
+    if (engine_.options().shape_profile) {
+        auto first = std::partition_point(jobs_.begin(), jobs_.end(), [&](const SimJob &job) {
+            return job.submit_s < t - ClusterState::kRecentSizes_s;
+        });
+        for (; first != jobs_.end() && first->submit_s <= t; ++first)
+            if (first->gpus > 1)
+                ClusterState::count_size(state_.recent,
+                                         ClusterState::size_of(first->gpus, first->demand));
+    }
     view_.wanted = state_.wanted;
+    view_.recent = state_.recent;
 }
 
 // A job that starts leaves the queue the engine keeps room for at once, as the select
@@ -47,9 +61,10 @@ void Run::refresh_wanted(double t) {
 void Run::unwant(int j) {
     if (wanted_jobs_.erase(j) == 0)
         return;
-    const int gpus = jobs_[j].gpus;
+    const auto size = size_of(j);
     for (auto *w : {&state_.wanted, &view_.wanted}) {
-        auto it = std::find_if(w->begin(), w->end(), [&](const auto &x) { return x.gpus == gpus; });
+        auto it = std::find_if(w->begin(), w->end(),
+                               [&](const auto &x) { return x.same_size(size); });
         if (it != w->end() && (it->weight -= 1) <= 1e-9)
             w->erase(it);
     }

@@ -183,14 +183,13 @@ ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,
     for (const auto &[model, own] : rows)
         for (auto &[shape, ratio] : ShapeProfile(own).shapes(gpus_per_host))
             ratios[shape].push_back(ratio);
-    // Per shape: the median over the models.
-    std::vector<ShapeProfile::Row> medians;
-    for (auto &[shape, r] : ratios) {
-        std::sort(r.begin(), r.end());
-        const std::size_t n = r.size();
-        medians.push_back({gpus_per_host, shape, n % 2 ? r[n / 2] : (r[n / 2 - 1] + r[n / 2]) / 2});
-    }
-    return ShapeProfile(medians);
+    // Per shape: the largest over the models. A job's model is not known when it is
+    // placed, so a shape is rated by the model it suits least (a median ranked 16 GPUs on
+    // 12 hosts first, 5-16% slower than 4444 for the models that ran there most).
+    std::vector<ShapeProfile::Row> worst;
+    for (const auto &[shape, r] : ratios)
+        worst.push_back({gpus_per_host, shape, *std::max_element(r.begin(), r.end())});
+    return ShapeProfile(worst);
 }
 
 std::vector<int> spread_evenly(int nodes, int replicas) {

@@ -66,7 +66,8 @@ Parsed<std::vector<std::string>> model_list(const Measurements &m, std::string_v
 // The select plugin's ShapeProfile from these measurements, for hosts of gpus_per_host
 // GPUs: each model's configurations of one GPU count compared with its fastest (the mean
 // step over the batch sizes measured; orders of one shape together), and each shape's
-// ratio the median over the models that measured it. Models named in `without` are left
+// ratio the largest over the models that measured it (the one it suits least: the job's
+// own model is not known when it is placed). Models named in `without` are left
 // out (to judge the profile on models it has not seen); configurations with more GPUs on
 // a node than gpus_per_host too.
 ShapeProfile measured_shapes(const Measurements &m, int gpus_per_host,

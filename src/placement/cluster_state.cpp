@@ -1,6 +1,9 @@
 #include "slurm_ai/placement/cluster_state.hpp"
 
+#include <algorithm>
+#include <tuple>
 
+#include "slurm_ai/placement/job_demand.hpp"
 #include "slurm_ai/placement/placement.hpp"
 
 namespace slurm_ai {
@@ -19,6 +22,24 @@ ClusterState::ClusterState(const ClusterGraph &g)
       down(g.host_count(), 0) {
     for (int h = 0; h < g.host_count(); ++h)
         free_gpus[h] = all_gpus(static_cast<int>(g.node(h).gpus.size()));
+}
+
+ClusterState::WantedSize ClusterState::size_of(int gpus, const JobDemand &d) {
+    if (d.gpus_per_node == 0)
+        return {gpus, 1};
+    return {gpus, 1, static_cast<int>(d.gpus_per_node),
+            static_cast<int>(std::max(1u, d.min_nodes))};
+}
+
+void ClusterState::count_size(std::vector<WantedSize> &sizes, const WantedSize &size) {
+    auto key = [](const WantedSize &w) { return std::tie(w.gpus, w.per_host, w.hosts); };
+    auto it = std::lower_bound(
+        sizes.begin(), sizes.end(), size,
+        [&](const WantedSize &a, const WantedSize &b) { return key(a) < key(b); });
+    if (it != sizes.end() && it->same_size(size))
+        it->weight += size.weight;
+    else
+        sizes.insert(it, size);
 }
 
 bool ClusterState::domain_degraded(int domain) const {

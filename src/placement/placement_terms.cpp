@@ -7,25 +7,28 @@
 
 namespace slurm_ai {
 
-double destroyed_capacity(const ClusterState &state, const Placement &p) {
-    if (state.wanted.empty())
+double destroyed_capacity(const ClusterState &state, const Placement &p,
+                          const std::vector<ClusterState::WantedSize> &sizes) {
+    if (sizes.empty())
         return 0;
     const ClusterGraph &g = *state.graph;
-    // GPUs of placeable capacity lost for the waiting sizes that fit in a group of `capacity`
-    // GPUs with `free` free, when the placement takes `taken` of them.
+    // GPUs of placeable capacity lost for the waiting sizes Slurm may split that fit in a
+    // group of `capacity` GPUs with `free` free, when the placement takes `taken` of them.
     auto lost = [&](int free, int taken, int capacity) {
         double c = 0;
-        for (const auto &w : state.wanted)
-            if (w.gpus > 0 && w.gpus <= capacity)
+        for (const auto &w : sizes)
+            if (w.per_host == 0 && w.gpus > 0 && w.gpus <= capacity)
                 c += w.weight * w.gpus * (free / w.gpus - (free - taken) / w.gpus);
         return c;
     };
     // A job runs whole on one host, else in one NVLink domain, else under one leaf: the
     // hosts of the domain or leaf of each host taken, with what the placement takes there.
+    std::map<int, int> taken_on;  // host: GPUs the placement takes there
     std::map<const std::vector<int> *, int> taken_in;
     double cost = 0;
     for (std::size_t i = 0; i < p.hosts.size(); ++i) {
         const int h = p.hosts[i], taken = static_cast<int>(p.gpus[i].size());
+        taken_on[h] += taken;
         cost += lost(state.free_gpu_count(h), taken, static_cast<int>(g.node(h).gpus.size()));
         const int d = g.nvlink_domain(h), leaf = g.host_leaf(h);
         if (d >= 0)
@@ -40,8 +43,26 @@ double destroyed_capacity(const ClusterState &state, const Placement &p) {
             free += state.usable[h] ? state.free_gpu_count(h) : 0;
         }
         cost += lost(free, std::min(taken, free), capacity);
+        // A size that fixes its GPUs per host: its jobs that the group's hosts with that
+        // many free hold, before and after.
+        for (const auto &w : sizes) {
+            if (w.per_host <= 0 || w.hosts <= 0)
+                continue;
+            int before = 0, after = 0;
+            for (int h : *members) {
+                const int f = state.usable[h] ? state.free_gpu_count(h) : 0;
+                const auto t = taken_on.find(h);
+                before += f / w.per_host;
+                after += (f - (t == taken_on.end() ? 0 : std::min(t->second, f))) / w.per_host;
+            }
+            cost += w.weight * w.gpus * (before / w.hosts - after / w.hosts);
+        }
     }
     return cost;
+}
+
+double destroyed_capacity(const ClusterState &state, const Placement &p) {
+    return destroyed_capacity(state, p, state.wanted);
 }
 
 double failure_evidence(const ClusterState &state, double host_per_day) {

@@ -25,6 +25,15 @@ struct Scored {
             destroyed = destroyed_capacity(state, p);
         return *destroyed;
     }
+    // The same for other sizes: what a measured shape may take no more of than best fit
+    // (place_engine's room_sizes).
+    mutable std::optional<double> room{};
+    double room_of(const ClusterState &state,
+                   const std::vector<ClusterState::WantedSize> &sizes) const {
+        if (!room)
+            room = destroyed_capacity(state, p, sizes);
+        return *room;
+    }
 };
 
 // Two hosts of one kind: cabled alike, in the same NVLink domain, of one node topology,
@@ -168,6 +177,22 @@ Placement learned_pick(const SearchContext &c, std::vector<Scored> pool,
     return std::move(pool[std::min(pick, pool.size() - 1)].p);
 }
 
+// The sizes a measured shape keeps room for: those waiting and those the recent history
+// asked (ClusterState::recent), less the job being placed (counted in each when its
+// caller has seen it).
+std::vector<ClusterState::WantedSize> room_sizes(const SearchContext &c) {
+    std::vector<ClusterState::WantedSize> out;
+    const auto own = ClusterState::size_of(c.gpus_needed, c.demand);
+    for (const auto *list : {&c.state.wanted, &c.state.recent})
+        for (auto size : *list) {
+            if (size.same_size(own))
+                size.weight -= 1;
+            if (size.weight > 1e-9)
+                ClusterState::count_size(out, size);
+        }
+    return out;
+}
+
 }  // namespace
 
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight) {
@@ -208,9 +233,15 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
     for (auto &fit : fitting_domains(c, 1 + e.options().rival_subtrees))
         fits.push_back(std::move(fit));
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
-    // risk term may trade efficiency only down to it.
+    // risk term may trade efficiency only down to it. By a profile, it also sets how much
+    // room for the sizes waiting and lately asked a measured shape may take: no more.
     double floor = 0;
-    auto admissible = [&](const Scored &s) { return s.speed >= floor - 1e-12; };
+    double floor_room = 0;
+    const auto others = by_shape ? room_sizes(c) : std::vector<ClusterState::WantedSize>{};
+    auto admissible = [&](const Scored &s) {
+        return s.speed >= floor - 1e-12 &&
+               (!by_shape || s.room_of(c.state, others) <= floor_room + 1e-9);
+    };
     auto better = [&](const Scored &a, const Scored &b) {
         if (admissible(a) != admissible(b))
             return admissible(a);
@@ -245,8 +276,10 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         if (kept && cannot_win(s, *kept))
             return;
         score(s);
-        if (!kept)
+        if (!kept) {
             floor = s.speed;
+            floor_room = by_shape ? s.room_of(c.state, others) : 0;
+        }
         pooled(s);
         if (!kept || better(s, *kept))
             kept = std::move(s);

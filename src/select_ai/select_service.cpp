@@ -181,7 +181,8 @@ SelectOutcome SelectService::decide(const SelectJob &job, std::span<const Select
     const double now = clock_.wall_s();
     std::erase_if(waiting_, [&](const auto &w) { return now - w.second.second > kStillWaiting_s; });
     if (job.total_gpus > 1)
-        waiting_[job.job_id] = {job.total_gpus, now};
+        note_waiting(job.job_id,
+                     ClusterState::size_of(static_cast<int>(job.total_gpus), *demand), now);
     std::erase_if(held_, [&](const auto &h) { return now - h.second.second > kStillWaiting_s; });
     if (auto h = held_.find(job.job_id); h != held_.end())
         demand->held_s = static_cast<std::uint32_t>(std::max(0.0, now - h->second.first));
@@ -308,12 +309,13 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
         }
     state.learned = std::move(learned);
     add_uplink_load(state);
-    std::map<std::uint32_t, double> sizes;
     for (const auto &[id, seen] : waiting_)
         if (t - seen.second <= kStillWaiting_s)
-            sizes[seen.first] += 1;
-    for (const auto &[gpus, n] : sizes)
-        state.wanted.push_back({static_cast<int>(gpus), n});
+            ClusterState::count_size(state.wanted, seen.first);
+    for (const auto &[hour, sizes] : recent_)
+        if (static_cast<double>(hour + 1) * 3600 > t - ClusterState::kRecentSizes_s)
+            for (const auto &size : sizes)
+                ClusterState::count_size(state.recent, size);
     return state;
 }
 
@@ -529,6 +531,21 @@ std::optional<std::string> SelectService::save_pending(const std::string &state_
         }
     pending_new_.clear();
     return error;
+}
+
+void SelectService::note_waiting(std::uint32_t job_id, const ClusterState::WantedSize &size,
+                                 double now) {
+    auto [it, first] = waiting_.try_emplace(job_id, size, now);
+    it->second = {size, now};
+    if (!first)
+        return;
+    const long hour = static_cast<long>(now / 3600);
+    const double oldest = now - ClusterState::kRecentSizes_s;
+    while (!recent_.empty() && static_cast<double>(recent_.front().first + 1) * 3600 <= oldest)
+        recent_.pop_front();
+    if (recent_.empty() || recent_.back().first < hour)
+        recent_.emplace_back(hour, std::vector<ClusterState::WantedSize>{});
+    ClusterState::count_size(recent_.back().second, size);
 }
 
 void SelectService::forget(std::uint32_t job_id) {

@@ -11,6 +11,7 @@
 
 namespace slurm_ai {
 
+struct JobDemand;
 struct Placement;
 struct LearnedRiskView;
 
@@ -34,8 +35,24 @@ struct ClusterState {
     struct WantedSize {
         int gpus = 0;
         double weight = 1;
+        // GPUs it needs on each of its hosts, the job fixing them (--gpus-per-node): it
+        // starts on `hosts` hosts with as many free each. 0: Slurm splits `gpus` freely.
+        int per_host = 0;
+        int hosts = 0;
+        bool same_size(const WantedSize &o) const {
+            return gpus == o.gpus && per_host == o.per_host && hosts == o.hosts;
+        }
     };
+    // A job of `gpus` GPUs asking `d`, weight 1.
+    static WantedSize size_of(int gpus, const JobDemand &d);
+    // Counts `size` (its weight) into `sizes`, kept in order of GPUs, then per_host, hosts.
+    static void count_size(std::vector<WantedSize> &sizes, const WantedSize &size);
     std::vector<WantedSize> wanted;
+    // The sizes the recent history asked: the multi-GPU jobs first seen in the last
+    // kRecentSizes_s, started or not, a weight each. With a shape profile the engine
+    // keeps their room too: what arrived lately is what will arrive next (FGD's workload).
+    static constexpr double kRecentSizes_s = 86400;
+    std::vector<WantedSize> recent;
     // The learned risk model and the failure history it reads (learned_risk.hpp); null:
     // the risk model's hand-written rates from `failures`.
     std::shared_ptr<const LearnedRiskView> learned;

@@ -17,6 +17,9 @@ namespace slurm_ai {
 // placements its objective rates equal (FGD's idea, "Beware of Fragmentation", ATC'23, on
 // the units a job wants whole). 0 with nothing waiting.
 double destroyed_capacity(const ClusterState &state, const Placement &p);
+// The same for other sizes than the queue's (ClusterState::recent).
+double destroyed_capacity(const ClusterState &state, const Placement &p,
+                          const std::vector<ClusterState::WantedSize> &sizes);
 
 // How much of the risk term's weight the failure history has earned, in [0, 1]: the
 // hosts' decayed failure counts (a host down or drained now counting one) over what the

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <memory>
 #include <optional>
@@ -23,6 +24,7 @@
 #include "slurm_ai/gang/gang_placement.hpp"
 #include "slurm_ai/job/job_options.hpp"
 #include "slurm_ai/job/job_record.hpp"
+#include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/failure_history.hpp"
 #include "slurm_ai/select_ai/select_node.h"
 
@@ -155,10 +157,14 @@ class SelectService {
     std::string load_note_;
     FailureHistory failures_;
     std::map<std::uint32_t, JobDecision> decisions_;  // job id -> until the job starts
-    // Multi-GPU jobs tested and not started: job id -> (GPUs, when last tested). Slurm
+    // Multi-GPU jobs tested and not started: job id -> (size, when last tested). Slurm
     // tests every pending job each scheduling pass, so these are the queue's sizes the
     // engine keeps room for (ClusterState::wanted).
-    std::map<std::uint32_t, std::pair<std::uint32_t, double>> waiting_;
+    std::map<std::uint32_t, std::pair<ClusterState::WantedSize, double>> waiting_;
+    // The sizes of the multi-GPU jobs first tested in each hour of the last
+    // ClusterState::kRecentSizes_s (ClusterState::recent), oldest hour first: a job counts
+    // once while it stays in waiting_.
+    std::deque<std::pair<long, std::vector<ClusterState::WantedSize>>> recent_;
     // Jobs held for a better placement (PlacementHold): job id -> (first held, when last
     // tested). The hold runs from the first; a job not tested for a while starts afresh.
     std::map<std::uint32_t, std::pair<double, double>> held_;
@@ -170,6 +176,7 @@ class SelectService {
     std::map<std::uint32_t, PendingNote> pending_new_;
     std::set<std::uint32_t> pending_gone_;
     void note_pending(const SelectJob &job, const JobOptions &options);
+    void note_waiting(std::uint32_t job_id, const ClusterState::WantedSize &size, double now);
     void pending_over(std::uint32_t job_id);
     JobOptionsCache options_;
 
