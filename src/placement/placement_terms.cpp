@@ -4,8 +4,31 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <vector>
 
 namespace slurm_ai {
+
+namespace {
+
+// How many jobs of `hosts` distinct hosts, one part on each, hosts holding `parts` parts
+// each hold: the most J with sum(min(parts, J)) >= J x hosts.
+int jobs_held(const std::vector<int> &parts, int hosts) {
+    int total = 0;
+    for (int p : parts)
+        total += p;
+    int held = 0;
+    for (int j = 1; j <= total / hosts; ++j) {
+        int usable = 0;
+        for (int p : parts)
+            usable += std::min(p, j);
+        if (usable < j * hosts)
+            break;
+        held = j;
+    }
+    return held;
+}
+
+}  // namespace
 
 double destroyed_capacity(const ClusterState &state, const Placement &p,
                           const std::vector<ClusterState::WantedSize> &sizes) {
@@ -43,19 +66,20 @@ double destroyed_capacity(const ClusterState &state, const Placement &p,
             free += state.usable[h] ? state.free_gpu_count(h) : 0;
         }
         cost += lost(free, std::min(taken, free), capacity);
-        // A size that fixes its GPUs per host: its jobs that the group's hosts with that
-        // many free hold, before and after.
+        // A size that fixes its GPUs per host: its jobs the group's hosts hold, before and
+        // after.
         for (const auto &w : sizes) {
             if (w.per_host <= 0 || w.hosts <= 0)
                 continue;
-            int before = 0, after = 0;
+            std::vector<int> before, after;  // per host: how many jobs' parts it holds
             for (int h : *members) {
                 const int f = state.usable[h] ? state.free_gpu_count(h) : 0;
                 const auto t = taken_on.find(h);
-                before += f / w.per_host;
-                after += (f - (t == taken_on.end() ? 0 : std::min(t->second, f))) / w.per_host;
+                before.push_back(f / w.per_host);
+                after.push_back((f - (t == taken_on.end() ? 0 : std::min(t->second, f))) /
+                                w.per_host);
             }
-            cost += w.weight * w.gpus * (before / w.hosts - after / w.hosts);
+            cost += w.weight * w.gpus * (jobs_held(before, w.hosts) - jobs_held(after, w.hosts));
         }
     }
     return cost;

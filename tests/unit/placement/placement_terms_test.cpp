@@ -69,6 +69,58 @@ TEST_CASE("destroyed capacity: splitting a rack the queue wants whole costs its 
     CHECK(destroyed_capacity(s, one) == Approx(8 + 8));
 }
 
+TEST_CASE("destroyed capacity: a size that fixes its GPUs per host counts whole hosts",
+          "[placement][terms]") {
+    const ClusterGraph g = nvl72_racks();
+    // Rack A: trays 1101 and 1102 whole, 1103 with 2 free; one NVLink domain.
+    const ClusterState base = only(g, {{"node1101", 0xf}, {"node1102", 0xf}, {"node1103", 0x3}});
+    Placement two_trays;  // 2 GPUs on each whole tray
+    two_trays.hosts = {host(g, "node1101"), host(g, "node1102")};
+    two_trays.gpus = {{0, 1}, {0, 1}};
+    const Placement packed = tray(g, "node1101", {0, 1, 2, 3});
+    ClusterState s = base;
+    // Two jobs of -N1 --gpus-per-node=4 wait (4 GPUs on 1 host each). Before: the
+    // domain's hosts with 4 free hold 2 such jobs. The packed placement leaves one
+    // (2 - 1) x 4 x 2 = 8; two trays broken leave none: (2 - 0) x 4 x 2 = 16. A size
+    // Slurm may split counts free GPUs instead, so the two tie at the domain for it.
+    s.wanted = {{4, 2, 4, 1}};
+    CHECK(destroyed_capacity(s, packed) == Approx(8));
+    CHECK(destroyed_capacity(s, two_trays) == Approx(16));
+    // -N2 --gpus-per-node=2 (4 GPUs on 2 distinct hosts, 2 each): before, 1101 and 1102
+    // hold 2 parts each and 1103 one: 2 jobs. After the packed placement 1102 holds 2 and
+    // 1103 one: 1 job, (2 - 1) x 4 = 4. After two_trays, three hosts of one part: 1 job,
+    // also 4.
+    s.wanted = {{4, 1, 2, 2}};
+    CHECK(destroyed_capacity(s, packed) == Approx(4));
+    CHECK(destroyed_capacity(s, two_trays) == Approx(4));
+    // -N3 --gpus-per-node=2: before, 1 job (2, 2 and 1 parts, but each job needs three
+    // distinct hosts: for 2 jobs min(2,2) + min(2,2) + min(1,2) = 5 < 6). Packed: 1102 and
+    // 1103 are left, two hosts: 0 jobs, (1 - 0) x 6 = 6. two_trays: three hosts of one
+    // part, 1 job: 0.
+    s.wanted = {{6, 1, 2, 3}};
+    CHECK(destroyed_capacity(s, packed) == Approx(6));
+    CHECK(destroyed_capacity(s, two_trays) == Approx(0));
+    // The list is the caller's: ClusterState::recent's sizes counted alike.
+    ClusterState r = base;
+    r.recent = {{4, 2, 4, 1}};
+    CHECK(destroyed_capacity(r, two_trays) == 0);  // nothing waits
+    CHECK(destroyed_capacity(r, two_trays, r.recent) == Approx(16));
+}
+
+TEST_CASE("sizes are counted once per kind, in one order", "[placement][terms]") {
+    std::vector<ClusterState::WantedSize> sizes;
+    const JobDemand split = make_demand(JobRequest{1, 4, 0, 8, 8}, JobHints{});
+    const JobDemand per_node = make_demand(JobRequest{2, 2, 4, 8, 8}, JobHints{});
+    ClusterState::count_size(sizes, ClusterState::size_of(8, per_node));
+    ClusterState::count_size(sizes, ClusterState::size_of(8, split));
+    ClusterState::count_size(sizes, ClusterState::size_of(8, per_node));
+    ClusterState::count_size(sizes, ClusterState::size_of(2, split));
+    REQUIRE(sizes.size() == 3);
+    CHECK(sizes[0].gpus == 2);
+    CHECK((sizes[1].gpus == 8 && sizes[1].per_host == 0 && sizes[1].weight == 1));
+    CHECK((sizes[2].per_host == 4 && sizes[2].hosts == 2 && sizes[2].weight == 2));
+}
+
 TEST_CASE("the engine keeps a rack whole for the size that waits, best fit otherwise",
           "[placement][terms][engine]") {
     const ClusterGraph g = nvl72_racks();

@@ -173,3 +173,47 @@ TEST_CASE("a measured shape is kept under one leaf switch where one holds it", "
     for (int h : d.placement->hosts)
         CHECK(g.host_leaf(h) == g.host_leaf(host(g, "h1")));
 }
+
+TEST_CASE("a measured shape takes no more room than best fit for the sizes waiting and asked "
+          "lately", "[shapes][terms]") {
+    // One leaf of 4 hosts, every GPU free; measured, 2222 runs 1.5 times as fast as 44.
+    const auto g = g4dn_hosts(1, 4);
+    EngineOptions o;
+    o.shape_profile = std::make_shared<ShapeProfile>(
+        parsed("gpus_per_host,shape,step\n4,44,1.5\n4,2222,1.0\n"));
+    const PlacementEngine measured(g, {}, {}, test::unhurried(o));
+    const auto job = split_gpus(8);
+    ClusterState s(g);
+    // Lately, 2-GPU jobs Slurm may split (weight 5): 44 and 2222 take as much of their
+    // room, 16 GPUs x 5 each (at the hosts 2 x (2 - 0) x 2 against 4 x (2 - 1) x 2, in the
+    // leaf (8 - 4) x 2 for both): the measured shape.
+    s.recent = {{2, 5}};
+    auto d = measured.place(job, s);
+    REQUIRE(d.placement);
+    CHECK(shape_of(*d.placement) == std::vector<int>{2, 2, 2, 2});
+    // Lately, three jobs of one whole host (-N1 --gpus-per-node=4): 44 leaves 2 whole
+    // hosts, (4 - 2) x 4 x 3 = 24 GPUs of their room; 2222 leaves none, 48. Best fit's.
+    s.recent = {{4, 3, 4, 1}};
+    d = measured.place(job, s);
+    REQUIRE(d.placement);
+    CHECK(shape_of(*d.placement) == std::vector<int>{4, 4});
+    // The same sizes waiting in the queue instead.
+    s.recent.clear();
+    s.wanted = {{4, 3, 4, 1}};
+    d = measured.place(job, s);
+    REQUIRE(d.placement);
+    CHECK(shape_of(*d.placement) == std::vector<int>{4, 4});
+    // The job itself, counted in the queue and the history by its caller, is not a
+    // reason to keep its own room: with only it seen, the measured shape.
+    s.wanted = {{8, 1}};
+    s.recent = {{8, 1}};
+    d = measured.place(job, s);
+    REQUIRE(d.placement);
+    CHECK(shape_of(*d.placement) == std::vector<int>{2, 2, 2, 2});
+    // Without a profile the lists only break ties: 44 either way.
+    const PlacementEngine plain(g, {}, {}, test::unhurried());
+    s.recent = {{2, 5}};
+    auto p = plain.place(job, s);
+    REQUIRE(p.placement);
+    CHECK(shape_of(*p.placement) == std::vector<int>{4, 4});
+}
