@@ -446,6 +446,13 @@ TEST_CASE("ShapeProfile= is read once at load and spreads a job as it measured f
         CHECK(std::popcount(gpus) == 2);
     // Both under one leaf switch: g1 and g2, or g3 and g4.
     CHECK(spread.nodes[0] / 2 == spread.nodes[1] / 2);
+    // Another --gpus=4 job: one was asked in the last day (job 13, ClusterState::recent),
+    // and 2 + 2 over two whole nodes leaves room for one such job fewer than one whole
+    // node does. The measured shape may not take more of it than best fit: one node.
+    const SelectJob next{14, 1, 4, 0, 4, 1, 0, {}};
+    const auto packed = measured.decide(next, view);
+    REQUIRE(packed.kind == SelectOutcome::Kind::kPlaced);
+    CHECK(packed.nodes.size() == 1);
     // A file that does not read is a configuration error naming its line and field.
     write(dir + "/shapes.csv", "gpus_per_host,shape,step\n4,22,fast\n");
     auto err = measured.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",

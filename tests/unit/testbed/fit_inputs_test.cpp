@@ -112,6 +112,28 @@ TEST_CASE("the measured shapes of the testbed: two hosts of 4 are the slowest 8 
     CHECK(small.ratio(2, {2, 2, 2, 2}).has_value());
 }
 
+TEST_CASE("a measured profile rates each shape by the model it suits least", "[fit][shapes]") {
+    // Model a runs 4 GPUs on one host in 1.0 s and on 2 + 2 in 2.0; model b 1.0 and 0.8.
+    // Against each model's fastest: a 4 -> 1, 22 -> 2; b 4 -> 1.25, 22 -> 1. The largest
+    // of each, 1.25 and 2, over the fastest of them: 4 -> 1, 22 -> 1.6 (a median would
+    // give 1.125 and 1.5: 22 -> 1.33).
+    testbed::Measurements m;
+    m.models = {"a", "b"};
+    auto config = [](std::string model, std::vector<int> shape, double step) {
+        testbed::Configuration c;
+        c.model = std::move(model);
+        c.gpus_per_node = std::move(shape);
+        c.step_s = step;
+        return c;
+    };
+    m.configs = {config("a", {4}, 1.0), config("a", {2, 2}, 2.0), config("b", {4}, 1.0),
+                 config("b", {2, 2}, 0.8)};
+    const auto p = testbed::measured_shapes(m, 4);
+    CHECK(*p.ratio(4, {4}) == Approx(1.0));
+    CHECK(*p.ratio(4, {2, 2}) == Approx(1.6));
+    CHECK(p.fastest(4, 4).front().first == std::vector<int>{4});
+}
+
 TEST_CASE("a list of measured models is read once for ai-fit and ai-sim", "[fit][shapes]") {
     auto m = testbed::load_measurements(std::string(SLURM_AI_DATA_DIR) + "/comm-measurements");
     REQUIRE(m.ok());
