@@ -235,6 +235,17 @@ const std::vector<KeySpec> kKeys = {
       "cost model second, and builds the shapes measured fastest; a file that does not "
       "read is an error"},
      path_key<&PluginConfig::shape_profile>},
+    {{"ShapeHistory", "DURATION", "1d",
+      "with ShapeProfile, how far back the sizes of the jobs it has seen count: a measured "
+      "shape may take no more room for them, and for the queue's, than best fit; 0: the "
+      "queue's only"},
+     [](const Line &l, Target &t) -> std::optional<InputError> {
+         auto d = parse_duration(l.key, l.value);
+         if (!d)
+             return l.error("a duration such as 0, 12h or 1d");
+         t.c.shape_history_s = d.value();
+         return std::nullopt;
+     }},
     {{"CommShare", "X", "0.5",
       "for a job without --ai-comm compute=, the share of its step that is communication"},
      [](const Line &l, Target &t) { return parse_number(l, 0.01, 0.99, t.c.comm_share); }},

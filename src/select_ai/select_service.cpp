@@ -312,8 +312,9 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
     for (const auto &[id, seen] : waiting_)
         if (t - seen.second <= kStillWaiting_s)
             ClusterState::count_size(state.wanted, seen.first);
+    const double oldest = t - l.config.shape_history_s;
     for (const auto &[hour, sizes] : recent_)
-        if (static_cast<double>(hour + 1) * 3600 > t - ClusterState::kRecentSizes_s)
+        if (l.config.shape_history_s > 0 && static_cast<double>(hour + 1) * 3600 > oldest)
             for (const auto &size : sizes)
                 ClusterState::count_size(state.recent, size);
     return state;
@@ -540,7 +541,9 @@ void SelectService::note_waiting(std::uint32_t job_id, const ClusterState::Wante
     if (!first)
         return;
     const long hour = static_cast<long>(now / 3600);
-    const double oldest = now - ClusterState::kRecentSizes_s;
+    if (loaded_->config.shape_history_s == 0)
+        return;  // kept as it is: the history counts again when ShapeHistory is back
+    const double oldest = now - loaded_->config.shape_history_s;
     while (!recent_.empty() && static_cast<double>(recent_.front().first + 1) * 3600 <= oldest)
         recent_.pop_front();
     if (recent_.empty() || recent_.back().first < hour)

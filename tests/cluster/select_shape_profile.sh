@@ -4,10 +4,14 @@
 # cons_tres's. The profile says 4 GPUs on one 4-GPU node run twice as long as 2 + 2 (the
 # kind of thing the Pollux testbed measured for two nodes against three or four).
 #  1. Without it, sbatch -N1-4 -c16 --gpus=4 runs on one node with its 4 GPUs.
-#  2. With it (scontrol reconfigure), the same job runs on two nodes of one leaf with 2
-#     GPUs each, as the job's record of gres_bit_alloc shows. cons_tres alone fills the
-#     first node first (3 + 1: with -c16 a task's cores span both sockets, so every GPU
-#     of a node is near them); the plugin moves the counts, and the log says so.
+#  2. With it and ShapeHistory=0 (scontrol reconfigure), the same job runs on two nodes
+#     of one leaf with 2 GPUs each, as the job's record of gres_bit_alloc shows. cons_tres
+#     alone fills the first node first (3 + 1: with -c16 a task's cores span both
+#     sockets, so every GPU of a node is near them); the plugin moves the counts, and the
+#     log says so.
+#  3. With the default ShapeHistory (a day), the plugin has seen 4-GPU jobs lately (the
+#     two above): 2 + 2 over two whole nodes would leave room for one such job fewer than
+#     one whole node, so the same job runs on one node with its 4 GPUs again.
 source "$(dirname "$0")/lib.sh"
 
 conf=$MINICLUSTER_DIR/etc/ai_select.conf
@@ -55,7 +59,10 @@ expect_eq "GPUs per node of job $plain without a profile ($plain_gpus)" "4" \
 
 printf 'gpus_per_host,shape,step\n4,4,2.0\n4,2+2,1.0\n4,3+1,1.6\n4,1+1+1+1,1.4\n' \
     >"$MINICLUSTER_DIR/etc/ai_shapes.csv"
-echo "ShapeProfile=ai_shapes.csv" >>"$conf"
+cp "$conf" "$WORK/with-history.conf"
+echo "ShapeProfile=ai_shapes.csv" >>"$WORK/with-history.conf"
+cp "$WORK/with-history.conf" "$conf"
+echo "ShapeHistory=0" >>"$conf"
 reconfigure_until "$MINICLUSTER_DIR/log/slurmctld.log" "4 measured shapes rate placements" ||
     fail "slurmctld.log does not say the profile was read"
 
@@ -67,9 +74,18 @@ grep -q "JobId=$spread: the engine's GPUs on .* and its GPU counts per node" \
     "$MINICLUSTER_DIR/log/slurmctld.log" ||
     fail "slurmctld's log does not say the engine's GPU counts replaced cons_tres's"
 
+# The sizes seen in the last day count again: the measured shape would take room from them.
+cp "$WORK/with-history.conf" "$conf"
+reconfigure_until "$MINICLUSTER_DIR/log/slurmctld.log" "4 measured shapes rate placements" ||
+    fail "slurmctld.log does not say the profile was read again"
+read -r kept kept_gpus < <(run_split)
+expect_eq "GPUs per node of job $kept with the profile and a day of sizes ($kept_gpus)" "4" \
+    "$(counts "$kept_gpus")"
+
 # A profile that does not read is refused at reconfigure, naming its line.
 printf 'gpus_per_host,shape,step\n4,2+2,fast\n' >"$MINICLUSTER_DIR/etc/ai_shapes.csv"
 reconfigure_until "$MINICLUSTER_DIR/log/slurmctld.log" "ai_shapes.csv:2: step='fast'" ||
     fail "slurmctld.log does not name line 2 of the bad profile"
 scontrol ping | grep -q UP || fail "slurmctld is not up"
-pass "without a profile: $plain_gpus; with it: $spread_gpus (one leaf); a bad profile refused"
+pass "without a profile: $plain_gpus; with it: $spread_gpus (one leaf); with it and 4-GPU" \
+    "jobs seen lately: $kept_gpus; a bad profile refused"

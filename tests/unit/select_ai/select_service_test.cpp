@@ -453,6 +453,11 @@ TEST_CASE("ShapeProfile= is read once at load and spreads a job as it measured f
     const auto packed = measured.decide(next, view);
     REQUIRE(packed.kind == SelectOutcome::Kind::kPlaced);
     CHECK(packed.nodes.size() == 1);
+    // ShapeHistory=0: the queue's sizes only, and it holds no other: 2 + 2 again.
+    SelectService forgetful, unused;
+    load_with_and_without(dir, "ShapeProfile=shapes.csv\nShapeHistory=0", forgetful, unused);
+    REQUIRE(forgetful.decide(job, view).nodes.size() == 2);
+    CHECK(forgetful.decide(next, view).nodes.size() == 2);
     // A file that does not read is a configuration error naming its line and field.
     write(dir + "/shapes.csv", "gpus_per_host,shape,step\n4,22,fast\n");
     auto err = measured.load(dir + "/ai_select.conf", kInputs + "/two-leaves.topology.conf",

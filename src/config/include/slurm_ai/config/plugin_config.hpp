@@ -16,6 +16,7 @@
 #include "slurm_ai/common/input_error.hpp"
 #include "slurm_ai/job/job_hints.hpp"
 #include "slurm_ai/lease/lease.hpp"
+#include "slurm_ai/placement/cluster_state.hpp"
 #include "slurm_ai/placement/cost_model.hpp"
 #include "slurm_ai/placement/failure_risk.hpp"
 #include "slurm_ai/placement/placement_engine.hpp"
@@ -60,6 +61,8 @@ struct PluginConfig {
     std::string risk_model;   // RiskModel: a file, or empty
     std::string placement_model;  // PlacementModel: a file, or empty
     std::string shape_profile;    // ShapeProfile: a file, or empty
+    // ShapeHistory: how far back the sizes asked count (ClusterState::recent); 0: none.
+    std::uint32_t shape_history_s = static_cast<std::uint32_t>(ClusterState::kRecentSizes_s);
     bool multi_node_best_fit = true;
     bool single_node_gpus = true;
     bool debug = false;

@@ -161,9 +161,9 @@ class SelectService {
     // tests every pending job each scheduling pass, so these are the queue's sizes the
     // engine keeps room for (ClusterState::wanted).
     std::map<std::uint32_t, std::pair<ClusterState::WantedSize, double>> waiting_;
-    // The sizes of the multi-GPU jobs first tested in each hour of the last
-    // ClusterState::kRecentSizes_s (ClusterState::recent), oldest hour first: a job counts
-    // once while it stays in waiting_.
+    // The sizes of the multi-GPU jobs first tested in each hour of the last ShapeHistory
+    // (ClusterState::recent), oldest hour first: a job counts once while it stays in
+    // waiting_.
     std::deque<std::pair<long, std::vector<ClusterState::WantedSize>>> recent_;
     // Jobs held for a better placement (PlacementHold): job id -> (first held, when last
     // tested). The hold runs from the first; a job not tested for a while starts afresh.
