@@ -193,6 +193,20 @@ std::vector<ClusterState::WantedSize> room_sizes(const SearchContext &c) {
     return out;
 }
 
+// The subtrees place_engine starts from: the best-fit one first (the efficiency floor),
+// its rivals, the best fit on the least loaded leaves, and the NVLink domains that fit.
+std::vector<SubtreeFit> candidate_subtrees(const SearchContext &c) {
+    const int rivals = 1 + c.engine.options().rival_subtrees;
+    auto fits = fitting_subtrees(c, rivals);
+    if (fits.empty())
+        return fits;
+    if (auto unloaded = fitting_unloaded(c, fits.front()))
+        fits.push_back(std::move(*unloaded));
+    for (auto &fit : fitting_domains(c, rivals))
+        fits.push_back(std::move(fit));
+    return fits;
+}
+
 }  // namespace
 
 std::optional<Placement> place_engine(const SearchContext &c, double risk_weight) {
@@ -225,18 +239,13 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         return s;
     };
 
-    auto fits = fitting_subtrees(c, 1 + e.options().rival_subtrees);
+    auto fits = candidate_subtrees(c);
     if (fits.empty())
         return std::nullopt;
-    if (auto unloaded = fitting_unloaded(c, fits.front()))
-        fits.push_back(std::move(*unloaded));
-    for (auto &fit : fitting_domains(c, 1 + e.options().rival_subtrees))
-        fits.push_back(std::move(fit));
     // The tree best-fit candidate (with better GPUs) sets the efficiency floor: the
     // risk term may trade efficiency only down to it. By a profile, it also sets how much
     // room for the sizes waiting and lately asked a measured shape may take: no more.
-    double floor = 0;
-    double floor_room = 0;
+    double floor = 0, floor_room = 0;
     const auto others = by_shape ? room_sizes(c) : std::vector<ClusterState::WantedSize>{};
     auto admissible = [&](const Scored &s) {
         return s.speed >= floor - 1e-12 &&

@@ -16,8 +16,6 @@
 #include "slurm_ai/topology/cluster_files.hpp"
 
 namespace slurm_ai {
-// A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
-constexpr double kStillWaiting_s = 300;
 
 // RiskModel= and PlacementModel=: each used only where its file records that it won; the
 // note says what is in use, and why a model is not.
@@ -309,14 +307,7 @@ ClusterState SelectService::free_view(std::span<const SelectNode> nodes, int *ca
         }
     state.learned = std::move(learned);
     add_uplink_load(state);
-    for (const auto &[id, seen] : waiting_)
-        if (t - seen.second <= kStillWaiting_s)
-            ClusterState::count_size(state.wanted, seen.first);
-    const double oldest = t - l.config.shape_history_s;
-    for (const auto &[hour, sizes] : recent_)
-        if (l.config.shape_history_s > 0 && static_cast<double>(hour + 1) * 3600 > oldest)
-            for (const auto &size : sizes)
-                ClusterState::count_size(state.recent, size);
+    add_sizes(state, t);
     return state;
 }
 
@@ -532,23 +523,6 @@ std::optional<std::string> SelectService::save_pending(const std::string &state_
         }
     pending_new_.clear();
     return error;
-}
-
-void SelectService::note_waiting(std::uint32_t job_id, const ClusterState::WantedSize &size,
-                                 double now) {
-    auto [it, first] = waiting_.try_emplace(job_id, size, now);
-    it->second = {size, now};
-    if (!first)
-        return;
-    const long hour = static_cast<long>(now / 3600);
-    if (loaded_->config.shape_history_s == 0)
-        return;  // kept as it is: the history counts again when ShapeHistory is back
-    const double oldest = now - loaded_->config.shape_history_s;
-    while (!recent_.empty() && static_cast<double>(recent_.front().first + 1) * 3600 <= oldest)
-        recent_.pop_front();
-    if (recent_.empty() || recent_.back().first < hour)
-        recent_.emplace_back(hour, std::vector<ClusterState::WantedSize>{});
-    ClusterState::count_size(recent_.back().second, size);
 }
 
 void SelectService::forget(std::uint32_t job_id) {

@@ -1,5 +1,5 @@
-// Internal to SelectService (select_service.cpp, select_gangs.cpp): what a successful
-// load holds.
+// Internal to SelectService (select_service.cpp, select_gangs.cpp, select_sizes.cpp): what
+// a successful load holds.
 #pragma once
 
 #include <memory>
@@ -13,6 +13,9 @@
 #include "slurm_ai/topology/cluster_graph.hpp"
 
 namespace slurm_ai {
+
+// A multi-GPU job tested and not started waits this long (a few backfill passes of 30 s).
+constexpr double kStillWaiting_s = 300;
 
 struct SelectService::Loaded {
     PluginConfig config;

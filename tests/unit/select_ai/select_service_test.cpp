@@ -453,6 +453,23 @@ TEST_CASE("ShapeProfile= is read once at load and spreads a job as it measured f
     const auto packed = measured.decide(next, view);
     REQUIRE(packed.kind == SelectOutcome::Kind::kPlaced);
     CHECK(packed.nodes.size() == 1);
+    // The cluster test's order on one service: plain, then ShapeHistory=0, then the day.
+    {
+        SelectService one;
+        const std::string fabric = kInputs + "/two-leaves.topology.conf";
+        const std::string node = "NodeTopology=" + kInputs + "/minicluster-node.xml\n";
+        write(dir + "/a.conf", node);
+        write(dir + "/b.conf", node + "ShapeProfile=shapes.csv\nShapeHistory=0\n");
+        write(dir + "/c.conf", node + "ShapeProfile=shapes.csv\n");
+        REQUIRE_FALSE(one.load(dir + "/a.conf", fabric, kNodes));
+        CHECK(one.decide(SelectJob{21, 1, 4, 0, 4, 1, 0, {}}, view).nodes.size() == 1);
+        one.forget(21);
+        REQUIRE_FALSE(one.load(dir + "/b.conf", fabric, kNodes));
+        CHECK(one.decide(SelectJob{22, 1, 4, 0, 4, 1, 0, {}}, view).nodes.size() == 2);
+        one.forget(22);
+        REQUIRE_FALSE(one.load(dir + "/c.conf", fabric, kNodes));
+        CHECK(one.decide(SelectJob{23, 1, 4, 0, 4, 1, 0, {}}, view).nodes.size() == 1);
+    }
     // ShapeHistory=0: the queue's sizes only, and it holds no other: 2 + 2 again.
     SelectService forgetful, unused;
     load_with_and_without(dir, "ShapeProfile=shapes.csv\nShapeHistory=0", forgetful, unused);

@@ -177,6 +177,7 @@ class SelectService {
     std::set<std::uint32_t> pending_gone_;
     void note_pending(const SelectJob &job, const JobOptions &options);
     void note_waiting(std::uint32_t job_id, const ClusterState::WantedSize &size, double now);
+    void add_sizes(ClusterState &state, double t) const;  // wanted and recent, at t
     void pending_over(std::uint32_t job_id);
     JobOptionsCache options_;
 
