@@ -6,8 +6,7 @@ namespace slurm_ai {
 
 void SelectService::note_waiting(std::uint32_t job_id, const ClusterState::WantedSize &size,
                                  double now) {
-    auto [it, first] = waiting_.try_emplace(job_id, size, now);
-    it->second = {size, now};
+    const bool first = waiting_.insert_or_assign(job_id, std::pair{size, now}).second;
     if (!first)
         return;
     const long hour = static_cast<long>(now / 3600);
