@@ -193,6 +193,17 @@ std::vector<ClusterState::WantedSize> room_sizes(const SearchContext &c) {
     return out;
 }
 
+// Whether a's objective beats b's. Equal objectives: by a profile, the cost model decides
+// among one shape's placements; then the one that leaves more room for the sizes waiting.
+bool ahead(const SearchContext &c, bool by_shape, const Scored &a, const Scored &b) {
+    if (std::abs(a.objective - b.objective) <= 1e-9) {
+        if (by_shape && std::abs(a.model - b.model) > 1e-9)
+            return a.model < b.model;
+        return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
+    }
+    return a.objective < b.objective;
+}
+
 // The subtrees place_engine starts from: the best-fit one first (the efficiency floor),
 // its rivals, the best fit on the least loaded leaves, and the NVLink domains that fit.
 std::vector<SubtreeFit> candidate_subtrees(const SearchContext &c) {
@@ -251,17 +262,13 @@ std::optional<Placement> place_engine(const SearchContext &c, double risk_weight
         return s.speed >= floor - 1e-12 &&
                (!by_shape || s.room_of(c.state, others) <= floor_room + 1e-9);
     };
+    // An admissible placement beats one that is not; else the objective decides. b, the
+    // best so far, is admissible (the first candidate sets the floors), so a's room, the
+    // costliest test, is counted only where a would win.
     auto better = [&](const Scored &a, const Scored &b) {
-        if (admissible(a) != admissible(b))
-            return admissible(a);
-        // Equal objectives: by a profile, the cost model decides among one shape's
-        // placements; then the one that leaves more room for the sizes waiting.
-        if (std::abs(a.objective - b.objective) <= 1e-9) {
-            if (by_shape && std::abs(a.model - b.model) > 1e-9)
-                return a.model < b.model;
-            return a.destroyed_of(c.state) < b.destroyed_of(c.state) - 1e-9;
-        }
-        return a.objective < b.objective;
+        if (!admissible(b))
+            return admissible(a) || ahead(c, by_shape, a, b);
+        return ahead(c, by_shape, a, b) && admissible(a);
     };
     const CandidateChooser *model = e.options().placement_model.get();
     std::vector<Scored> pool;  // with a learned scorer: what it chooses among
